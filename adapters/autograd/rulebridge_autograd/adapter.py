@@ -1,0 +1,126 @@
+"""autograd as a rulebridge rule source.
+
+The forward is NumPy's own function, so values are NumPy's to the bit. The pullback calls the
+VJP maker autograd registered for that function (`primitive_vjps`), once per op, lazily: the
+residuals are just the call's arguments and output, as autograd itself keeps them.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Callable, Iterable
+
+import numpy as np
+
+import rulebridge
+from rulebridge import Declined, Rule, conform_cotangent, decline_unsupported, function_name
+
+from .catalog import Entry, entries
+
+SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | complex, ...)"]
+
+
+class AutogradAdapter(rulebridge.Adapter):
+    name = "autograd"
+
+    def version(self) -> str:
+        import autograd
+
+        return getattr(autograd, "__version__", "") or _distribution_version("autograd")
+
+    @cached_property
+    def table(self) -> dict[Callable, Entry]:
+        return entries()
+
+    def functions(self) -> Iterable[Callable]:
+        return list(self.table)
+
+    def signatures(self, function: Callable) -> list[str]:
+        return list(SIGNATURE_FAMILIES) if function in self.table else []
+
+    def build_rule(self, function: Callable, signature: tuple) -> Rule:
+        entry = self.table.get(function)
+        if entry is None:
+            raise Declined(f"autograd has no VJP registered for {function_name(function)}")
+        decline_unsupported(signature)
+        make = {"primitive": _primitive_rule, "nograd": _nograd_rule,
+                "composite": _composite_rule}[entry.kind]
+        forward, pullback = make(entry)
+        return Rule(function, signature, forward, pullback, source=self.name,
+                    source_version=self.version(), notes=entry.kind)
+
+
+def _forward_of(function: Callable):
+    def forward(args, kwargs):
+        out = function(*args, **kwargs)
+        return out, (out, args, kwargs)
+
+    return forward
+
+
+def _primitive_rule(entry: Entry):
+    from autograd.core import primitive_vjps
+
+    vjp_maker = primitive_vjps[entry.wrapped]
+
+    def pullback(residuals, g, argnums):
+        out, args, kwargs = residuals
+        if type(g) is tuple:
+            g = _zeros_for_missing(g, out)
+        cts = vjp_maker(argnums, out, args, kwargs)(g)
+        return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, cts))
+
+    return _forward_of(entry.function), pullback
+
+
+def _nograd_rule(entry: Entry):
+    def pullback(residuals, g, argnums):
+        return (None,) * len(argnums)
+
+    return _forward_of(entry.function), pullback
+
+
+def _composite_rule(entry: Entry):
+    """autograd writes this function in terms of its primitives: let autograd's own tracer
+    differentiate that composition at pullback time."""
+    from autograd.core import make_vjp
+
+    wrapped = entry.wrapped
+
+    def pullback(residuals, g, argnums):
+        out, args, kwargs = residuals
+
+        def of_traced(traced):
+            full = list(args)
+            for i, value in zip(argnums, traced):
+                full[i] = value
+            return wrapped(*full, **kwargs)
+
+        vjp, _ = make_vjp(of_traced, tuple(args[i] for i in argnums))
+        if type(g) is tuple or type(g) is list:
+            g = type(g)(_zeros_for_missing(g, out))
+        cts = vjp(g)
+        return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, cts))
+
+    return _forward_of(entry.function), pullback
+
+
+def _zeros_for_missing(g: tuple, out) -> tuple:
+    return tuple(np.zeros_like(o) if gi is None else gi for gi, o in zip(g, out))
+
+
+def _conform(ct, primal):
+    if isinstance(primal, (list, tuple)):
+        return [_conform(c, p) for c, p in zip(ct, primal)]
+    if hasattr(ct, "mut_add"):  # autograd's SparseObject (from indexing): make it dense
+        ct = ct.mut_add(ct.vs.zeros())
+    return conform_cotangent(ct, primal)
+
+
+def _distribution_version(name: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return ""

@@ -1,0 +1,58 @@
+"""rulebridge: gradients of unmodified NumPy code, with rules imported from JAX and autograd and
+checked against finite differences."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
+from .api import grad, trace, value_and_grad, vjp
+from .errors import (AdapterError, Declined, MutationError, NestedDifferentiationError,
+                     NoRuleError, RulebridgeError, RuleContractError, TracingError)
+from .registry import REGISTRY
+from .rule import Rule, function_name
+from .signature import Signature, SpecInfo, format_signature, format_spec, signature_of, spec_of
+from .tape import Op, Tape
+from .traced import Traced
+
+__version__ = "0.1.0"
+
+
+def adapters() -> list[AdapterInfo]:
+    """The installed adapters, from entry points, without importing them. Each item is its name
+    (a str) with `.available` and `.reason`."""
+    return list(REGISTRY.infos().values())
+
+
+def rules() -> list[Rule]:
+    """The rules looked up so far in this process."""
+    return REGISTRY.rules()
+
+
+def prefer(*args) -> None:
+    """`prefer("jax", "autograd")`: the global source order; `prefer(np.linalg.eigh, "jax")`:
+    the order for one function."""
+    REGISTRY.prefer(*args)
+
+
+def register_adapter(adapter: Adapter) -> None:
+    """Add an adapter instance in this process (entry points are the usual way)."""
+    REGISTRY.register(adapter)
+
+
+def lookup(function: Callable, signature: Signature, source: str | None = None) -> Rule:
+    """The rule rulebridge would use for `function` at `signature`; NoRuleError if none."""
+    return REGISTRY.require(function, signature, source)
+
+
+__all__ = [
+    "Adapter", "AdapterError", "AdapterInfo", "Declined", "ENTRY_POINT_GROUP", "MutationError",
+    "NestedDifferentiationError", "NoRuleError", "Op", "Rule", "RuleContractError",
+    "RulebridgeError", "Signature", "SpecInfo", "Tape", "Traced", "TracingError", "adapters",
+    "format_signature", "format_spec", "function_name", "grad", "lookup", "prefer",
+    "register_adapter", "rules", "signature_of", "spec_of", "trace", "value_and_grad", "vjp",
+]
+
+from .conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported  # noqa: E402
+
+__all__ += ["DIFFERENTIABLE_DTYPES", "conform_cotangent", "decline_unsupported"]

@@ -1,0 +1,72 @@
+"""Helpers every adapter needs, so none of them writes its own: which signatures a float source
+can take, and putting a source's cotangent into the exact shape and dtype of its argument."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from .errors import Declined
+from .signature import Signature, SpecInfo, format_spec
+
+DIFFERENTIABLE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex128))
+# Arrays that may appear beside the differentiable ones: masks, indices, counts.
+PASSIVE_KINDS = "biu"
+SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.integer, np.float32, np.float64,
+                np.complex128)
+STATIC_TYPES = (type(None), str, slice, type(Ellipsis), tuple, list, np.dtype, type)
+
+
+def decline_unsupported(signature: Signature,
+                        dtypes: Iterable[np.dtype] = DIFFERENTIABLE_DTYPES) -> None:
+    """Raise `Declined` unless every argument is an exact ndarray of an accepted float/complex
+    dtype (or a bool/int array), a scalar, or a static value such as an axis or a shape."""
+    dtypes = tuple(dtypes)
+    for position, spec in enumerate(signature):
+        reason = _refusal(SpecInfo.of(spec), dtypes)
+        if reason:
+            raise Declined(f"argument {position} is {format_spec(spec)}: {reason}")
+
+
+def _refusal(info: SpecInfo, dtypes: tuple) -> str:
+    if info.kind == "subclass":
+        return (f"{info.type.__name__} is an ndarray subclass with its own semantics; only exact "
+                "np.ndarray is supported")
+    if info.kind == "array":
+        if info.dtype in dtypes or info.dtype.kind in PASSIVE_KINDS:
+            return ""
+        accepted = ", ".join(d.name for d in dtypes)
+        return f"dtype {info.dtype} is not supported (accepted: {accepted}; bool and int arrays " \
+               "only as non-differentiable arguments)"
+    if info.kind == "sequence":
+        for item in info.items:
+            reason = _refusal(item, dtypes)
+            if reason:
+                return reason
+        return ""
+    if issubclass(info.type, SCALAR_TYPES) or issubclass(info.type, STATIC_TYPES):
+        return ""
+    return f"a {info.type.__name__} is not an array, a scalar or a static argument"
+
+
+def conform_cotangent(ct: Any, primal: Any) -> Any:
+    """`ct` as the cotangent of `primal`: same shape, same dtype. A complex cotangent of a real
+    argument keeps its real part (the JAX/autograd convention); a scalar becomes 0-d."""
+    if ct is None:
+        return None
+    target = primal.dtype if hasattr(primal, "dtype") else np.result_type(primal)
+    ct_dtype = getattr(ct, "dtype", None)
+    if ct_dtype is None:
+        ct = np.asarray(ct)
+        ct_dtype = ct.dtype
+    if ct_dtype != target:
+        if ct_dtype.kind == "c" and target.kind != "c":
+            ct = np.real(ct)
+        ct = np.asarray(ct).astype(target, copy=False)
+    if isinstance(primal, np.ndarray):
+        if type(ct) is not np.ndarray:
+            ct = np.asarray(ct)  # a wrong shape is left for the engine's contract check
+    elif type(ct) is np.ndarray and ct.shape == ():
+        ct = ct[()]
+    return ct

@@ -1,0 +1,257 @@
+"""Which adapter answers for which function: discovery, preferences, and the rule cache.
+
+One `Registry` per process (`REGISTRY`). The hot path reads only `Registry.cache(source)`, a plain
+dict keyed by `(function, signature)`; everything else runs once per new key.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Iterable
+
+from .adapter import Adapter, AdapterInfo, discover
+from .errors import AdapterError, Declined, NoRuleError
+from .rule import Rule, function_name
+from .signature import Signature, format_signature
+
+DEFAULT_ORDER = ("autograd", "jax")
+INSTALL_HINT = {
+    "autograd": "pip install -e ./adapters/autograd (or pip install rulebridge-autograd autograd)",
+    "jax": "pip install -e ./adapters/jax (or pip install rulebridge-jax jax jaxlib)",
+}
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._infos: dict[str, AdapterInfo] | None = None
+        self._loaded: dict[str, Adapter] = {}
+        self._load_errors: dict[str, AdapterError] = {}
+        self._order: tuple[str, ...] = DEFAULT_ORDER
+        self._per_function: dict[Callable, tuple[str, ...]] = {}
+        self._caches: dict[str | None, dict] = {}
+        self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
+
+    # -- adapters ------------------------------------------------------------------------------
+
+    def infos(self) -> dict[str, AdapterInfo]:
+        with self._lock:
+            if self._infos is None:
+                self._infos = discover()
+            return self._infos
+
+    def register(self, adapter: Adapter) -> None:
+        """Add an adapter instance in-process (tests, notebooks); entry points are the usual way."""
+        if not adapter.name:
+            raise AdapterError(f"{type(adapter).__name__} has no `name`; set one before registering")
+        with self._lock:
+            self.infos()[adapter.name] = AdapterInfo(adapter.name, "", "")
+            self._loaded[adapter.name] = adapter
+            self._load_errors.pop(adapter.name, None)
+            self._invalidate()
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            self.infos().pop(name, None)
+            self._loaded.pop(name, None)
+            self._invalidate()
+
+    def adapter(self, name: str) -> Adapter:
+        """The loaded adapter `name`; imports it on first use."""
+        adapter = self._loaded.get(name)
+        if adapter is not None:
+            return adapter
+        with self._lock:
+            if name in self._loaded:
+                return self._loaded[name]
+            if name in self._load_errors:
+                raise self._load_errors[name]
+            info = self.infos().get(name)
+            if info is None:
+                known = ", ".join(sorted(self.infos())) or "none"
+                hint = INSTALL_HINT.get(name, "install its package, which registers an entry point "
+                                              "in the group 'rulebridge.adapters'")
+                raise AdapterError(f"no rulebridge adapter named {name!r} is installed (installed: "
+                                   f"{known}). To add it: {hint}.")
+            if not info.available:
+                hint = INSTALL_HINT.get(name, "")
+                raise AdapterError(f"the rulebridge adapter {name!r} is unavailable: {info.reason}"
+                                   + (f". Or: {hint}." if hint else "."))
+            try:
+                adapter = info.load()
+            except AdapterError as exc:
+                self._load_errors[name] = exc
+                raise
+            self._loaded[name] = adapter
+            return adapter
+
+    # -- preferences ---------------------------------------------------------------------------
+
+    def prefer(self, *args) -> None:
+        """`prefer("jax", "autograd")` sets the global order; `prefer(np.linalg.eigh, "jax")` sets
+        the order for one function."""
+        if args and callable(args[0]) and not isinstance(args[0], str):
+            function, names = args[0], args[1:]
+            if not names:
+                raise TypeError("prefer(function, *sources) needs at least one source name")
+            self._check_names(names)
+            with self._lock:
+                self._per_function[function] = tuple(names)
+                self._invalidate()
+            return
+        if not args:
+            raise TypeError("prefer() needs source names, e.g. rulebridge.prefer('jax', 'autograd')")
+        self._check_names(args)
+        with self._lock:
+            self._order = tuple(args)
+            self._invalidate()
+
+    def order(self, function: Callable | None = None) -> tuple[str, ...]:
+        if function is not None and function in self._per_function:
+            first = self._per_function[function]
+            return first + tuple(n for n in self._global_order() if n not in first)
+        return self._global_order()
+
+    def _global_order(self) -> tuple[str, ...]:
+        installed = self.infos()
+        preferred = tuple(n for n in self._order if n in installed)
+        return preferred + tuple(sorted(n for n in installed if n not in preferred))
+
+    def _check_names(self, names: Iterable[str]) -> None:
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"source names are strings, got {name!r}")
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    def cache(self, source: str | None) -> dict:
+        """The `(function, signature) -> Rule` dict for a source selection (None: all, in order)."""
+        cache = self._caches.get(source)
+        if cache is None:
+            if source is not None:
+                self.adapter(source)  # a clear error now, not at the first op
+            with self._lock:
+                cache = self._caches.setdefault(source, {})
+        return cache
+
+    def lookup(self, function: Callable, signature: Signature, source: str | None = None) -> Rule:
+        """The rule to use, cached. When no adapter has one, a *missing rule* (`rule.missing`):
+        its forward returns outputs that cannot carry a gradient (comparisons, argmax, shapes)
+        and raises the NoRuleError for anything that could."""
+        cache = self.cache(source)
+        rule = cache.get((function, signature))
+        if rule is None:
+            try:
+                rule = self._resolve(function, signature, source)
+            except NoRuleError as exc:
+                rule = missing_rule(function, signature, str(exc))
+            cache[(function, signature)] = rule
+        return rule
+
+    def require(self, function: Callable, signature: Signature, source: str | None = None) -> Rule:
+        """Like `lookup`, but raises NoRuleError when no adapter has a rule."""
+        rule = self.lookup(function, signature, source)
+        if rule.missing:
+            raise NoRuleError(rule.notes)
+        return rule
+
+    def _resolve(self, function: Callable, signature: Signature, source: str | None) -> Rule:
+        names = (source,) if source is not None else self.order(function)
+        built: list[Rule] = []
+        refusals: list[str] = []
+        for name in names:
+            try:
+                adapter = self.adapter(name)
+            except AdapterError as exc:
+                refusals.append(f"{name}: unavailable ({exc})")
+                continue
+            try:
+                with self._lock:
+                    rule = adapter.build_rule(function, signature)
+            except Declined as exc:
+                refusals.append(f"{name}: {exc}")
+                continue
+            except Exception as exc:
+                raise AdapterError(
+                    f"the rulebridge adapter {name!r} raised while building a rule for "
+                    f"{function_name(function)}{format_signature(signature)}: "
+                    f"{type(exc).__name__}: {exc}") from exc
+            if not isinstance(rule, Rule):
+                raise AdapterError(f"the rulebridge adapter {name!r} returned {type(rule).__name__} "
+                                   f"for {function_name(function)}{format_signature(signature)}, "
+                                   f"not a rulebridge.Rule")
+            rule.status = self._status.get(
+                (rule.name, rule.source, format_signature(signature)), rule.status)
+            if rule.status == "pass":
+                return rule
+            built.append(rule)
+        usable = [r for r in built if r.status != "fail"]
+        if usable:
+            return usable[0]
+        if built:
+            return built[0]  # every candidate failed its check: use it, its status says so
+        raise NoRuleError(self._no_rule_message(function, signature, names, refusals))
+
+    def _no_rule_message(self, function, signature, names, refusals) -> str:
+        name = function_name(function)
+        lines = [f"rulebridge has no rule for {name}{format_signature(signature)}."]
+        if not names:
+            lines.append("  No rulebridge adapter is installed.")
+        for refusal in refusals:
+            lines.append(f"  {refusal}")
+        families = []
+        for adapter_name in names:
+            adapter = self._loaded.get(adapter_name)
+            if adapter is not None:
+                families += [f"{s}  [{adapter_name}]" for s in adapter.signatures(function)]
+        if families:
+            lines.append(f"  Signatures that exist for {name}:")
+            lines += [f"    {name}{s}" for s in families]
+        lines.append(
+            "  What to do: pass float32/float64/complex128 ndarrays (e.g. x.astype(np.float64); "
+            "np.asarray(m) for an np.matrix, m.filled() for a masked array), use a function an "
+            "adapter covers, or add a rule with rulebridge.import_rule or your own adapter "
+            "(docs/adapter-contract.md).")
+        return "\n".join(lines)
+
+    def rules(self) -> list[Rule]:
+        seen: dict[int, Rule] = {}
+        for cache in list(self._caches.values()):
+            for rule in list(cache.values()):
+                if not rule.missing:
+                    seen.setdefault(id(rule), rule)
+        return list(seen.values())
+
+    def set_status(self, function: str, source: str, signature: str, status: str) -> None:
+        """Record a check result (`rulebridge matrix` or `check_rule`) used to choose rules."""
+        with self._lock:
+            self._status[(function, source, signature)] = status
+            self._invalidate()
+
+    def _invalidate(self) -> None:
+        for cache in self._caches.values():
+            cache.clear()
+
+
+def missing_rule(function: Callable, signature: Signature, message: str) -> Rule:
+    def forward(args, kwargs):
+        out = function(*args, **kwargs)
+        items = out if isinstance(out, (tuple, list)) else (out,)
+        if any(_can_carry_gradient(item) for item in items):
+            raise NoRuleError(message)
+        return out, None
+
+    def pullback(residuals, cotangent, argnums):
+        raise NoRuleError(message)
+
+    return Rule(function, signature, forward, pullback, source="", notes=message, status="missing")
+
+
+def _can_carry_gradient(x) -> bool:
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return dtype.kind in "fc"
+    return isinstance(x, (float, complex))
+
+
+REGISTRY = Registry()

@@ -1,0 +1,73 @@
+"""The rule contract: what an adapter hands the engine for one function at one signature."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .signature import Signature, format_signature
+
+Forward = Callable[[tuple, dict], "tuple[Any, Any]"]
+Pullback = Callable[[Any, Any, "tuple[int, ...]"], tuple]
+
+
+def function_name(function: Callable) -> str:
+    """`numpy.sin`, `numpy.linalg.solve`, `scipy.special.gammaln`, `operator.getitem`."""
+    explicit = getattr(function, "__rulebridge_name__", None)
+    if explicit:
+        return explicit
+    name = getattr(function, "__name__", None) or type(function).__name__
+    module = getattr(function, "__module__", None)
+    if module is None and type(function).__name__ == "ufunc":
+        module = "numpy"
+    if module is None:
+        return name
+    if module == "_operator":
+        return f"operator.{name}"
+    module = _public_module(module, name)
+    return f"{module}.{name}"
+
+
+def _public_module(module: str, name: str) -> str:
+    # NumPy and SciPy define functions in private modules (numpy._core.fromnumeric); name the
+    # public namespace the user imports them from.
+    for public in ("numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg", "numpy"):
+        if module == public or module.startswith(public + ".") or module.startswith(public + "._"):
+            return public
+    if module.startswith("numpy"):
+        return "numpy"
+    return module
+
+
+@dataclass(eq=False)
+class Rule:
+    """A forward and a pullback for `function` at one concrete `signature`, with its provenance.
+
+    `forward(args, kwargs) -> (output, residuals)`;
+    `pullback(residuals, output_cotangent, argnums) -> one cotangent (or None) per argnum`.
+    See docs/adapter-contract.md.
+    """
+
+    function: Callable
+    signature: Signature
+    forward: Forward
+    pullback: Pullback
+    source: str
+    source_version: str = ""
+    notes: str = ""
+    status: str = field(default="unchecked")  # unchecked, pass, fail, error, inconclusive
+
+    @property
+    def missing(self) -> bool:
+        """True for the placeholder the registry caches when no adapter has a rule."""
+        return self.status == "missing"
+
+    @property
+    def name(self) -> str:
+        return function_name(self.function)
+
+    def describe(self) -> str:
+        return f"{self.name}{format_signature(self.signature)} from {self.source}"
+
+    def __repr__(self) -> str:
+        return f"<Rule {self.describe()} [{self.status}]>"

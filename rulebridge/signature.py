@@ -1,0 +1,80 @@
+"""Concrete signatures: the exact type of each positional argument of a call.
+
+A spec is computed for every argument of every recorded op, so it is a plain tuple or a type
+object: cheap to build, cheap to hash. `SpecInfo` is the readable view adapters use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+_ndarray = np.ndarray
+_dtype = np.dtype
+
+Spec = Any  # (dtype, ndim) | (cls, dtype, ndim) | (list|tuple, (spec, ...)) | type
+Signature = tuple
+
+
+def spec_of(x: Any) -> Spec:
+    """The spec of one (already unwrapped) argument."""
+    cls = type(x)
+    if cls is _ndarray:
+        return (x.dtype, x.ndim)
+    if isinstance(x, _ndarray):
+        return (cls, x.dtype, x.ndim)
+    if (cls is list or cls is tuple) and x and any(isinstance(item, _ndarray) for item in x):
+        return (cls, tuple(spec_of(item) for item in x))
+    return cls
+
+
+def signature_of(args: tuple) -> Signature:
+    return tuple(spec_of(a) for a in args)
+
+
+@dataclass(frozen=True)
+class SpecInfo:
+    """A readable view of a spec, for adapters and error messages."""
+
+    kind: str  # "array", "subclass", "sequence" or "other"
+    dtype: np.dtype | None = None
+    ndim: int | None = None
+    type: type | None = None  # the subclass, the sequence type, or the scalar/static type
+    items: tuple = ()
+
+    @classmethod
+    def of(cls, spec: Spec) -> "SpecInfo":
+        if isinstance(spec, tuple):
+            if len(spec) == 2 and isinstance(spec[0], _dtype):
+                return cls("array", dtype=spec[0], ndim=spec[1])
+            if len(spec) == 3:
+                return cls("subclass", dtype=spec[1], ndim=spec[2], type=spec[0])
+            return cls("sequence", type=spec[0], items=tuple(cls.of(s) for s in spec[1]))
+        return cls("other", type=spec)
+
+    @property
+    def is_inexact_array(self) -> bool:
+        return self.kind == "array" and self.dtype.kind in "fc"
+
+
+def format_spec(spec: Spec) -> str:
+    info = SpecInfo.of(spec)
+    if info.kind == "array":
+        return _format_array(info.dtype, info.ndim)
+    if info.kind == "subclass":
+        return f"{info.type.__name__}({_format_array(info.dtype, info.ndim)})"
+    if info.kind == "sequence":
+        return f"{info.type.__name__}[{', '.join(format_spec(s) for s in spec[1])}]"
+    return getattr(spec, "__name__", repr(spec))
+
+
+def format_signature(signature: Signature) -> str:
+    return "(" + ", ".join(format_spec(s) for s in signature) + ")"
+
+
+def _format_array(dtype: np.dtype, ndim: int) -> str:
+    if ndim == 0:
+        return dtype.name
+    return f"{dtype.name}[{', '.join(':' * ndim)}]"

@@ -1,0 +1,115 @@
+"""The reverse sweep: one backward pass over the tape, no recursion.
+
+Cotangents live in a dict keyed by variable. The first contribution to a variable is kept by
+reference; the second is added into a fresh array that the sweep then owns; later ones are added
+in place. Arrays the user or a rule handed over are never written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import RuleContractError
+from .signature import format_signature
+from .tape import Tape
+
+_ndarray = np.ndarray
+
+
+def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
+    """Run every pullback whose outputs received a cotangent; return the cotangents of the
+    variables no op defined (the tape's inputs)."""
+    cts: dict[int, Any] = dict(seeds)
+    owned: set[int] = set()
+    for op in reversed(tape.ops):
+        outputs = op.outputs
+        if op.structure is None:
+            g = cts.pop(outputs[0], None)
+            if g is None:
+                continue
+        else:
+            g = tuple(None if v is None else cts.pop(v, None) for v in outputs)
+            if all(item is None for item in g):
+                continue
+        inputs = op.inputs
+        argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
+        try:
+            in_cts = op.rule.pullback(op.residuals, g, argnums)
+        except Exception as exc:
+            raise RuleContractError(
+                f"the pullback of the {op.rule.source} rule for {_where(op)} raised "
+                f"{type(exc).__name__}: {exc}") from exc
+        if in_cts is None or len(in_cts) != len(argnums):
+            raise RuleContractError(
+                f"the {op.rule.source} rule for {_where(op)} returned "
+                f"{'None' if in_cts is None else len(in_cts)} cotangent(s) for {len(argnums)} "
+                f"traced argument(s) {argnums}")
+        for i, ct in zip(argnums, in_cts):
+            if ct is None:
+                continue
+            var = inputs[i]
+            if type(var) is int:
+                _accumulate(cts, owned, var, _checked(ct, op.args[i], op, i))
+            else:
+                _accumulate_sequence(cts, owned, var, ct, op, i)
+    return cts
+
+
+def _accumulate(cts, owned, var, ct):
+    prev = cts.get(var)
+    if prev is None:
+        cts[var] = ct
+    elif var in owned:
+        np.add(prev, ct, out=prev)
+    else:
+        total = prev + ct
+        cts[var] = total
+        if type(total) is _ndarray:
+            owned.add(var)
+
+
+def _accumulate_sequence(cts, owned, item_vars, ct, op, i):
+    if len(ct) != len(item_vars):
+        raise RuleContractError(
+            f"the {op.rule.source} rule for {_where(op)} returned {len(ct)} cotangents for the "
+            f"{len(item_vars)} items of argument {i}")
+    for j, (var, item_ct) in enumerate(zip(item_vars, ct)):
+        if var is not None and item_ct is not None:
+            _accumulate(cts, owned, var, _checked(item_ct, op.args[i][j], op, i))
+
+
+def _checked(ct, primal, op, i):
+    """The cheap, always-on contract check: the cotangent has the primal's shape and dtype."""
+    if type(primal) is _ndarray:
+        if type(ct) is _ndarray:
+            if ct.shape == primal.shape and ct.dtype == primal.dtype:
+                return ct
+        elif isinstance(ct, np.generic) and primal.ndim == 0 and ct.dtype == primal.dtype:
+            return ct
+    else:
+        expected = _scalar_dtype(primal)
+        if getattr(ct, "shape", None) == () and ct.dtype == expected:
+            return ct
+    raise RuleContractError(
+        f"the {op.rule.source} rule for {_where(op)} returned a cotangent of "
+        f"{_describe(ct)} for argument {i}, which is {_describe(primal)}: a cotangent must have "
+        "its argument's shape and dtype")
+
+
+def _scalar_dtype(x) -> np.dtype:
+    if isinstance(x, np.generic):
+        return x.dtype
+    return np.result_type(x)  # Python float -> float64, complex -> complex128
+
+
+def _describe(x) -> str:
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return type(x).__name__
+    return f"{type(x).__name__} {dtype} shape {np.shape(x)}"
+
+
+def _where(op) -> str:
+    return f"{op.rule.name}{format_signature(op.rule.signature)}"

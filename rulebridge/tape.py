@@ -1,0 +1,260 @@
+"""The tape: append-only ops with several outputs, never renumbered.
+
+An op's id is its index in `Tape.ops`. Variables are integers handed out by `Tape.new_var`; an op
+names the variables it reads (`inputs`, aligned with its positional arguments) and the ones it
+defines (`outputs`). Replacing an op (`Tape.replace`) writes one slot and touches nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import NestedDifferentiationError, RuleContractError
+from .registry import REGISTRY, Registry
+from .rule import function_name
+from .signature import format_spec, signature_of, spec_of
+
+_ndarray = np.ndarray
+_INEXACT = frozenset("fc")
+
+
+class Op:
+    """One recorded call: `outputs = rule.function(*args, **kwargs)`.
+
+    `inputs[i]` is the variable of positional argument `i` (an int), None for a constant, or a
+    tuple of those for a list/tuple argument. `structure` is None for a single output, otherwise
+    the container type the function returned (tuple, list, or a namedtuple class)."""
+
+    __slots__ = ("rule", "args", "kwargs", "inputs", "outputs", "structure", "residuals")
+
+    def __init__(self, rule, args, kwargs, inputs, outputs, structure, residuals):
+        self.rule = rule
+        self.args = args
+        self.kwargs = kwargs
+        self.inputs = inputs
+        self.outputs = outputs
+        self.structure = structure
+        self.residuals = residuals
+
+
+class Tape:
+    """Records ops while a function runs on `Traced` boxes; `print(tape)` shows them."""
+
+    def __init__(self, source: str | None = None, registry: Registry = REGISTRY) -> None:
+        self.ops: list[Op] = []
+        self.source = source
+        self.registry = registry
+        self.rules: dict = registry.cache(source)
+        self.n_vars = 0
+        self.inputs: list[int] = []  # variables of the traced arguments, in order
+        self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
+        self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    def new_var(self) -> int:
+        var = self.n_vars
+        self.n_vars = var + 1
+        return var
+
+    def new_input(self, value: Any):
+        from .traced import Traced
+
+        var = self.new_var()
+        self.inputs.append(var)
+        self.values[var] = value
+        return Traced(value, var, self)
+
+    # -- recording (the hot path) -------------------------------------------------------------
+
+    def record(self, function: Callable, args: tuple, kwargs: dict):
+        """Run `function(*args, **kwargs)` where some args are boxes of this tape; record it."""
+        from .traced import Traced
+
+        values = []
+        inputs = []
+        for a in args:
+            if type(a) is Traced:
+                if a._tape is not self:
+                    raise _foreign_box(function)
+                values.append(a._value)
+                inputs.append(a._var)
+            elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
+                items, item_vars = self._unbox_sequence(function, a)
+                values.append(type(a)(items))
+                inputs.append(item_vars)
+            else:
+                values.append(a)
+                inputs.append(None)
+        values = tuple(values)
+        key = (function, signature_of(values))
+        rule = self.rules.get(key)
+        if rule is None:
+            rule = self.registry.lookup(function, key[1], self.source)
+        out, residuals = rule.forward(values, kwargs)
+        if type(out) is _ndarray or isinstance(out, np.generic):
+            if out.dtype.kind not in _INEXACT:
+                return out
+            var = self.n_vars
+            self.n_vars = var + 1
+            self.ops.append(Op(rule, values, kwargs, tuple(inputs), (var,), None, residuals))
+            return Traced(out, var, self)
+        return self._record_multi(rule, values, kwargs, tuple(inputs), out, residuals)
+
+    def _record_multi(self, rule, values, kwargs, inputs, out, residuals):
+        from .traced import Traced
+
+        if not isinstance(out, (tuple, list)):
+            if not _is_inexact(out):
+                return out  # a shape, a count, a Python bool: nothing to differentiate
+            raise RuleContractError(
+                f"the {rule.source} rule for {rule.describe()} returned a {type(out).__name__} "
+                f"from its forward; expected an ndarray, a NumPy scalar, or a tuple of them")
+        outputs, boxed = [], []
+        for item in out:
+            if _is_inexact(item):
+                var = self.new_var()
+                outputs.append(var)
+                boxed.append(Traced(item, var, self))
+            else:
+                outputs.append(None)
+                boxed.append(item)
+        structure = type(out)
+        if any(v is not None for v in outputs):
+            self.ops.append(Op(rule, values, kwargs, inputs, tuple(outputs), structure, residuals))
+        return _rebuild(structure, boxed)
+
+    def _unbox_sequence(self, function, seq):
+        from .traced import Traced
+
+        items, item_vars = [], []
+        for item in seq:
+            if type(item) is Traced:
+                if item._tape is not self:
+                    raise _foreign_box(function)
+                items.append(item._value)
+                item_vars.append(item._var)
+            else:
+                items.append(item)
+                item_vars.append(None)
+        return items, tuple(item_vars)
+
+    # -- editing -------------------------------------------------------------------------------
+
+    def replace(self, index: int, op: Op) -> None:
+        """Put `op` in slot `index`: O(1). Its outputs may be more than the old op's: outputs keep
+        their variables and new ones get fresh variables; no other op is renumbered."""
+        self.ops[index] = op
+
+    # -- replay --------------------------------------------------------------------------------
+
+    def replay(self, *args: Any) -> Any:
+        """Recompute the recorded path on new values of the traced arguments (same control flow
+        as when it was recorded)."""
+        if len(args) != len(self.inputs):
+            raise TypeError(f"tape.replay takes {len(self.inputs)} argument(s), one per traced "
+                            f"input, got {len(args)}")
+        env: dict[int, Any] = {}
+        for var, value in zip(self.inputs, args):
+            env[var] = value
+        for op in self.ops:
+            values = tuple(_substitute(a, v, env) for a, v in zip(op.args, op.inputs))
+            rule = op.rule
+            signature = signature_of(values)
+            if signature != rule.signature:
+                rule = self.registry.lookup(rule.function, signature, self.source)
+            out, _ = rule.forward(values, op.kwargs)
+            if op.structure is None:
+                env[op.outputs[0]] = out
+            else:
+                for var, item in zip(op.outputs, out):
+                    if var is not None:
+                        env[var] = item
+        return _substitute_result(self.outputs, env)
+
+    # -- printing ------------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        lines = [f"Tape with {len(self.ops)} ops"]
+        for var in self.inputs:
+            lines.append(f"  input %{var}::{format_spec(spec_of(self.values[var]))}")
+        for op in self.ops:
+            lines.append("  " + format_op(op))
+        if self.outputs is not None:
+            lines.append(f"  return {_format_result(self.outputs)}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def format_op(op: Op) -> str:
+    outs = ", ".join("_" if v is None else f"%{v}" for v in op.outputs)
+    name = function_name(op.rule.function).rsplit(".", 1)[-1]
+    args = ", ".join(_format_arg(a, v) for a, v in zip(op.args, op.inputs))
+    kwargs = "".join(f", {k}={v!r}" for k, v in op.kwargs.items())
+    return f"{outs} = {name}({args}{kwargs})  [{op.rule.source}]"
+
+
+def _format_arg(value, var) -> str:
+    if type(var) is int:
+        return f"%{var}"
+    if type(var) is tuple:
+        return "[" + ", ".join(_format_arg(a, v) for a, v in zip(value, var)) + "]"
+    if isinstance(value, _ndarray):
+        return f"const {format_spec(spec_of(value))}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _format_result(result) -> str:
+    if type(result) is int:
+        return f"%{result}"
+    if isinstance(result, (tuple, list)):
+        return "(" + ", ".join(_format_result(r) for r in result) + ")"
+    return "const"
+
+
+def _substitute(value, var, env):
+    if var is None:
+        return value
+    if type(var) is int:
+        return env[var]
+    return type(value)(_substitute(a, v, env) for a, v in zip(value, var))
+
+
+def _substitute_result(result, env):
+    if type(result) is int:
+        return env[result]
+    if isinstance(result, (tuple, list)):
+        return type(result)(_substitute_result(r, env) for r in result)
+    return result
+
+
+def _holds_box(seq) -> bool:
+    from .traced import Traced
+
+    return any(type(item) is Traced for item in seq)
+
+
+def _is_inexact(x) -> bool:
+    if isinstance(x, (_ndarray, np.generic)):
+        return x.dtype.kind in _INEXACT
+    return isinstance(x, (float, complex))
+
+
+def _rebuild(structure, items):
+    if structure is tuple or structure is list:
+        return structure(items)
+    return structure(*items)  # a namedtuple such as EighResult
+
+
+def _foreign_box(function) -> Exception:
+    return NestedDifferentiationError(
+        f"{function_name(function)} received traced values from two different differentiations. "
+        "Either a function being differentiated calls rulebridge.grad/vjp itself (nested "
+        "differentiation is not supported), or a traced value escaped an earlier grad call (kept "
+        "in a global, a closure or a cache) and is used again. Return plain results from "
+        "differentiated functions and differentiate once.")

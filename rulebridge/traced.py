@@ -1,0 +1,256 @@
+"""`Traced`: the box the user's NumPy code sees while it is being differentiated.
+
+NumPy hands every ufunc call to `__array_ufunc__` and every other public function to
+`__array_function__`; operators, methods and indexing are routed to the same NumPy functions, so
+everything reaches `Tape.record`. Anything that would turn a box back into a plain number
+(`float(x)`, `np.asarray(x)`) raises instead of silently cutting the gradient.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import Any
+
+import numpy as np
+
+from .errors import MutationError, TracingError
+from .signature import format_spec, spec_of
+
+
+class Traced:
+    __slots__ = ("_value", "_var", "_tape")
+    __array_priority__ = 1000.0
+    __hash__ = None  # like ndarray
+
+    def __init__(self, value: Any, var: int, tape) -> None:
+        self._value = value
+        self._var = var
+        self._tape = tape
+
+    # -- NumPy protocols -----------------------------------------------------------------------
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__":
+            return self._tape.record(_UfuncMethod.get(ufunc, method), inputs, kwargs)
+        if kwargs:
+            if "out" in kwargs:
+                return _refuse_out(ufunc)
+            _refuse_traced_kwargs(ufunc, kwargs)
+        return self._tape.record(ufunc, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if kwargs:
+            if kwargs.get("out") is not None:
+                return _refuse_out(func)
+            if any(_contains_box(v) for v in kwargs.values()):
+                args, kwargs = _positional(func, args, kwargs)
+        return self._tape.record(func, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracingError(
+            "a traced value was converted to a plain ndarray (np.asarray, np.array, or a library "
+            "that calls them), which would cut the gradient. Build arrays from traced values with "
+            "np.stack, np.concatenate or np.hstack, and keep plain-array helpers (np.asarray) out "
+            f"of the differentiated code. The value: {self._describe()}.")
+
+    # -- what may not leave the tape ----------------------------------------------------------
+
+    def _refuse(self, what: str, instead: str):
+        raise TracingError(f"{what} of a traced value would cut the gradient ({self._describe()}). "
+                           f"{instead}")
+
+    def __float__(self):
+        self._refuse("float()", "Keep it an array (x[()] or np.sum(x) for a 0-d result); to use "
+                     "the value in Python control flow, compare it (`if x > 0:` works).")
+
+    def __complex__(self):
+        self._refuse("complex()", "Keep it an array.")
+
+    def __int__(self):
+        self._refuse("int()", "Integer values carry no gradient; compute indices from plain arrays.")
+
+    __index__ = __int__
+
+    def item(self, *args):
+        self._refuse(".item()", "Index it instead (x[0], x[()]).")
+
+    def tolist(self):
+        self._refuse(".tolist()", "Iterate over it (for row in x) or index it.")
+
+    def __bool__(self) -> bool:
+        return bool(self._value)  # Python control flow on values is allowed
+
+    # -- ndarray's face ------------------------------------------------------------------------
+
+    shape = property(lambda self: np.shape(self._value))
+    dtype = property(lambda self: self._value.dtype if hasattr(self._value, "dtype")
+                     else np.result_type(self._value))
+    ndim = property(lambda self: np.ndim(self._value))
+    size = property(lambda self: np.size(self._value))
+    T = property(lambda self: np.transpose(self))
+    real = property(lambda self: np.real(self))
+    imag = property(lambda self: np.imag(self))
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    def __iter__(self):
+        for i in range(len(self._value)):
+            yield self[i]
+
+    def __getitem__(self, index):
+        if _contains_box(index):
+            raise TracingError("indexing with a traced value: indices carry no gradient, compute "
+                               "them from plain arrays (or compare: x[y > 0])")
+        return self._tape.record(operator.getitem, (self, index), {})
+
+    def __setitem__(self, index, value):
+        raise MutationError(
+            f"item assignment x[...] = v on a traced value ({self._describe()}) is not supported "
+            "yet. Build the new array functionally (np.where, np.concatenate) instead.")
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return np.reshape(self, shape, **kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return np.transpose(self, axes or None)
+
+    def flatten(self):
+        return np.ravel(self)
+
+    def __repr__(self) -> str:
+        return f"Traced(%{self._var}, {self._describe()})"
+
+    def _describe(self) -> str:
+        return f"{format_spec(spec_of(self._value))} of shape {np.shape(self._value)}"
+
+
+def _method(function):
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+
+    method.__name__ = function.__name__
+    return method
+
+
+def _binary(function, reflected=False):
+    if reflected:
+        def op(self, other):
+            return function(other, self)
+    else:
+        def op(self, other):
+            return function(self, other)
+    return op
+
+
+# ndarray methods that are NumPy functions of the array.
+_METHODS = {
+    "sum": np.sum, "mean": np.mean, "std": np.std, "var": np.var, "prod": np.prod,
+    "max": np.max, "min": np.min, "cumsum": np.cumsum, "cumprod": np.cumprod,
+    "ravel": np.ravel, "squeeze": np.squeeze, "swapaxes": np.swapaxes, "clip": np.clip,
+    "trace": np.trace, "diagonal": np.diagonal, "repeat": np.repeat, "dot": np.dot,
+    "conj": np.conjugate, "conjugate": np.conjugate, "astype": np.astype, "copy": np.copy,
+    "round": np.round, "argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,
+    "nonzero": np.nonzero, "any": np.any, "all": np.all,
+}
+for _name, _function in _METHODS.items():
+    setattr(Traced, _name, _method(_function))
+
+_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
+}
+for _name, _function in _BINARY.items():
+    setattr(Traced, f"__{_name}__", _binary(_function))
+    setattr(Traced, f"__r{_name}__", _binary(_function, reflected=True))
+
+for _name, _function in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
+                         "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}.items():
+    setattr(Traced, f"__{_name}__", _binary(_function))
+
+Traced.__neg__ = _method(np.negative)
+Traced.__pos__ = _method(np.positive)
+Traced.__abs__ = _method(np.absolute)
+
+
+def _refuse_inplace(name):
+    def op(self, other):
+        raise MutationError(
+            f"in-place `{name}` on a traced value ({self._describe()}) is not supported yet; "
+            f"write `x = x {name[:-1]} y` instead.")
+    return op
+
+
+for _symbol in ("+=", "-=", "*=", "/=", "**=", "@=", "//=", "%="):
+    _key = {"+=": "iadd", "-=": "isub", "*=": "imul", "/=": "itruediv", "**=": "ipow",
+            "@=": "imatmul", "//=": "ifloordiv", "%=": "imod"}[_symbol]
+    setattr(Traced, f"__{_key}__", _refuse_inplace(_symbol))
+
+
+class _UfuncMethod:
+    """`np.add.reduce`, `np.multiply.outer`, ...: recorded as functions of their own so adapters
+    can cover them by name."""
+
+    _cache: dict = {}
+
+    @classmethod
+    def get(cls, ufunc, method):
+        key = (ufunc, method)
+        function = cls._cache.get(key)
+        if function is None:
+            bound = getattr(ufunc, method)
+
+            def function(*args, **kwargs):
+                return bound(*args, **kwargs)
+
+            function.__name__ = f"{ufunc.__name__}.{method}"
+            function.__rulebridge_name__ = f"numpy.{ufunc.__name__}.{method}"
+            function.ufunc, function.method = ufunc, method
+            function = cls._cache.setdefault(key, function)
+        return function
+
+
+def _contains_box(value) -> bool:
+    if type(value) is Traced:
+        return True
+    if type(value) in (list, tuple):
+        return any(_contains_box(v) for v in value)
+    return False
+
+
+def _refuse_traced_kwargs(function, kwargs):
+    for name, value in kwargs.items():
+        if _contains_box(value):
+            raise TracingError(f"{getattr(function, '__name__', function)} got a traced value as "
+                               f"keyword argument {name!r}; pass it positionally.")
+
+
+def _positional(function, args, kwargs):
+    """Move keyword arguments that hold boxes to their positional slots, so they are recorded."""
+    try:
+        bound = inspect.signature(function).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        _refuse_traced_kwargs(function, kwargs)
+    names = list(inspect.signature(function).parameters)
+    positional, rest = list(args), dict(kwargs)
+    for name in names[len(args):]:
+        if name not in rest:
+            break
+        value = rest.pop(name)
+        positional.append(value)
+        if not any(_contains_box(v) for v in rest.values()):
+            break
+    _refuse_traced_kwargs(function, rest)
+    del bound
+    return tuple(positional), rest
+
+
+def _refuse_out(function):
+    raise MutationError(
+        f"{getattr(function, '__name__', function)}(..., out=...) with traced values is not "
+        "supported yet; assign the result instead (y = f(x)).")
