@@ -50,6 +50,9 @@ def entries() -> dict[Callable, Entry]:
     from autograd.numpy.numpy_boxes import ArrayBox
 
     nograd = {id(f) for f in numpy_vjps.nograd_functions}
+    # Some public autograd names are Python wrappers (mean, where, std) around a primitive that
+    # wraps the NumPy function itself: find those primitives by the function they wrap.
+    primitive_of = {getattr(w, "fun", None): w for w in primitive_vjps}
     table: dict[Callable, Entry] = {}
     for numpy_name, autograd_name in NAMESPACES:
         try:
@@ -63,7 +66,9 @@ def entries() -> dict[Callable, Entry]:
             function = getattr(numpy_ns, name, None)
             if function is None or not _dispatches(function) or function in table:
                 continue
-            if wrapped in primitive_vjps:
+            if function in primitive_of:
+                wrapped, kind = primitive_of[function], "primitive"
+            elif wrapped in primitive_vjps:
                 kind = "primitive"
             elif id(wrapped) in nograd:
                 kind = "nograd"
