@@ -56,3 +56,7 @@ __all__ = [
 from .conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported  # noqa: E402
 
 __all__ += ["DIFFERENTIABLE_DTYPES", "conform_cotangent", "decline_unsupported"]
+
+from .checking import CheckResult, RuleCheckError, check_rule  # noqa: E402
+
+__all__ += ["CheckResult", "RuleCheckError", "check_rule"]

@@ -19,13 +19,25 @@ def function_name(function: Callable) -> str:
     name = getattr(function, "__name__", None) or type(function).__name__
     module = getattr(function, "__module__", None)
     if module is None and type(function).__name__ == "ufunc":
-        module = "numpy"
+        module = _ufunc_module(function, name)
     if module is None:
         return name
     if module == "_operator":
         return f"operator.{name}"
     module = _public_module(module, name)
     return f"{module}.{name}"
+
+
+def _ufunc_module(function: Callable, name: str) -> str:
+    # Ufuncs carry no __module__; SciPy's (scipy.special.erf) are not NumPy's.
+    import sys
+
+    import numpy
+
+    if getattr(numpy, name, None) is function:
+        return "numpy"
+    special = sys.modules.get("scipy.special")
+    return "scipy.special" if getattr(special, name, None) is function else "numpy"
 
 
 def _public_module(module: str, name: str) -> str:

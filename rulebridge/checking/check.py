@@ -1,0 +1,280 @@
+"""`check_rule`: test one rule against finite differences of NumPy's own function.
+
+The dot-product test: for a random tangent `xdot` and a random output cotangent `ybar`,
+`Re<xbar, xdot>` with `xbar` from the rule's pullback must equal `Re<ybar, J xdot>` with `J xdot`
+from central differences of NumPy's function in float64/complex128 (pairings are bilinear,
+`Re(sum(a * b))`, the JAX/autograd convention). The error is held to
+`atol*|ybar||xdot| + rtol*sum_i |ybar_i||(J xdot)_i|` with `rtol, atol` set by the lowest
+precision among the inputs and outputs. Around that: the primal must be NumPy's, cotangents must
+have their argument's shape and dtype, nothing may be mutated, a second call must give the same
+cotangents, and a non-finite number is never a pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import zlib
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..rule import Rule, function_name
+from ..signature import format_signature, signature_of
+from .fd import directional, flat_outputs, is_inexact, widen
+from .result import CheckResult
+
+# (rtol, atol) by the lowest precision involved. float32 rules compute in float32, so their
+# cotangents carry ~1e-7 relative rounding amplified by the conditioning of the function.
+TOLERANCES = {"float64": (1e-6, 1e-8), "float32": (2e-3, 2e-5)}
+# The primal is NumPy's own computation in every rule we ship, so it must match closely.
+PRIMAL_RTOL = {"float64": 1e-12, "float32": 1e-5}
+DEFAULT_DIRECTIONS = 3
+
+
+class _Verdict(Exception):
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+def case_seed(seed: int, function: str, signature: str, kwargs: dict) -> int:
+    """A seed for one (function, signature, static arguments), stable across processes."""
+    key = f"{seed}|{function}|{signature}|{sorted(kwargs.items())!r}"
+    return zlib.crc32(key.encode())
+
+
+def check_rule(func: Callable | Rule, *example_args: Any, source: str | None = None,
+               seed: int = 0, directions: int = DEFAULT_DIRECTIONS,
+               argnums: Sequence[int] | None = None, rtol: float | None = None,
+               atol: float | None = None, **kwargs: Any) -> CheckResult:
+    """Check the rule rulebridge would use for `func(*example_args, **kwargs)` (or the given
+    `Rule`) against finite differences of NumPy's own function at these inputs.
+
+    `source` picks an adapter as `rulebridge.grad` does (None: the registry's choice); `argnums`
+    defaults to every float/complex ndarray argument (and list of them). Raises NoRuleError when
+    no adapter has a rule; everything the rule does wrong is in the returned CheckResult.
+    """
+    from .. import lookup
+
+    rule = func if isinstance(func, Rule) else lookup(func, signature_of(example_args), source)
+    name = function_name(rule.function)
+    signature = format_signature(signature_of(example_args))
+    precision = _precision(example_args)
+    default_rtol, default_atol = TOLERANCES[precision]
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    static = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+    def result(status: str, error: float | None, reason: str) -> CheckResult:
+        return CheckResult(name, rule.source, signature, status, error, rtol, seed, directions,
+                           reason, static)
+
+    try:
+        with np.errstate(all="ignore"):
+            error = _check(rule, example_args, kwargs, argnums, precision, rtol, atol, directions,
+                           np.random.default_rng(case_seed(seed, name, signature, kwargs)))
+    except _Verdict as verdict:
+        return result(verdict.status, None, verdict.reason)
+    except _FailedAt as failed:
+        return result("fail", failed.error, failed.reason)
+    return result("pass", error, "" if error is not None else
+                  "no differentiable output or input: the primal and contract are checked")
+
+
+class _FailedAt(Exception):
+    def __init__(self, error: float, reason: str) -> None:
+        super().__init__(reason)
+        self.error, self.reason = error, reason
+
+
+def _precision(args: tuple) -> str:
+    for a in _leaves(args):
+        if isinstance(a, np.ndarray) and a.dtype in (np.float32, np.complex64):
+            return "float32"
+    return "float64"
+
+
+def _leaves(args) -> list:
+    out = []
+    for a in args:
+        out.extend(a if type(a) in (list, tuple) else [a])
+    return out
+
+
+def _default_argnums(args: tuple) -> tuple[int, ...]:
+    def differentiable(a):
+        if type(a) in (list, tuple):
+            return bool(a) and all(differentiable(item) for item in a)
+        return type(a) is np.ndarray and a.dtype.kind in "fc"
+
+    return tuple(i for i, a in enumerate(args) if differentiable(a))
+
+
+def _check(rule: Rule, args: tuple, kwargs: dict, argnums, precision: str, rtol: float,
+           atol: float, directions: int, rng: np.random.Generator) -> float | None:
+    function = rule.function
+    argnums = _default_argnums(args) if argnums is None else tuple(argnums)
+    snapshot = copy.deepcopy(args)
+    try:
+        expected = function(*args, **kwargs)
+    except Exception as exc:
+        raise _Verdict("error", f"NumPy's own {function_name(function)} raised "
+                                f"{type(exc).__name__} at these inputs: {exc}") from None
+    out, residuals = _call("forward", rule.forward, args, kwargs)
+    _unmutated(snapshot, args, "its inputs in its forward")
+    _same_primal(out, expected, PRIMAL_RTOL[precision])
+    outputs = flat_outputs(out)
+    selected = [k for k, o in enumerate(outputs) if is_inexact(o)]
+    if not selected or not argnums:
+        return None  # nothing differentiable flows: the primal is all there is to check
+    for k in selected:
+        if not np.all(np.isfinite(outputs[k])):
+            raise _Verdict("inconclusive", "NumPy's value is not finite at these inputs, so "
+                                           "finite differences cannot decide")
+    wide_args = widen(args)
+    worst = 0.0
+    first_cts = None
+    for _ in range(directions):
+        ybar = _cotangent_of(out, selected, rng)
+        ybar_before = copy.deepcopy(ybar)
+        cts = _pullback(rule, residuals, ybar, argnums, args)
+        _unmutated(snapshot, args, "its inputs in its pullback")
+        _unmutated(ybar_before, ybar, "the output cotangent it received")
+        if first_cts is None:
+            first_cts = (ybar, cts)
+        xdot = [_random_like(widen(args[i]), rng) for i in argnums]
+        lhs = sum(_pair(ct, d) for ct, d in zip(cts, xdot))
+        coarse, fine = directional(function, wide_args, kwargs, argnums, xdot, selected)
+        wide_ybar = [widen(np.asarray(y)) for y in flat_outputs(ybar)]
+        ybar_sel = [wide_ybar[k] for k in selected]
+        rhs = sum(_pair(y, j) for y, j in zip(ybar_sel, fine))
+        rhs_coarse = sum(_pair(y, j) for y, j in zip(ybar_sel, coarse))
+        scale = (atol / rtol) * _norm(ybar_sel) * _norm(xdot) + sum(
+            float(np.sum(np.abs(y) * np.abs(j))) for y, j in zip(ybar_sel, fine))
+        if not (np.isfinite(rhs) and np.isfinite(rhs_coarse)):
+            raise _Verdict("inconclusive", "finite differences of NumPy's function are not "
+                                           "finite at these inputs")
+        if abs(rhs - rhs_coarse) > rtol * scale:
+            raise _Verdict("inconclusive", f"finite differences with steps h and h/2 disagree "
+                                           f"(relative {abs(rhs - rhs_coarse) / scale:.1e} > "
+                                           f"{rtol:.0e}): the function is not smooth enough "
+                                           "at these inputs to decide")
+        if not np.isfinite(lhs):
+            raise _FailedAt(float("inf"), "the rule's cotangent is not finite where NumPy's "
+                                          "function is smooth")
+        error = abs(lhs - rhs) / scale if scale > 0 else abs(lhs - rhs)
+        worst = max(worst, error)
+        if error > rtol:
+            raise _FailedAt(error, f"Re<xbar, xdot> = {lhs:.9g} from the rule but "
+                                   f"Re<ybar, J xdot> = {rhs:.9g} from finite differences")
+    _same_second_call(rule, args, kwargs, argnums, *first_cts)
+    return worst
+
+
+def _call(stage: str, fn: Callable, *args):
+    try:
+        return fn(*args)
+    except Exception as exc:
+        raise _Verdict("error", f"its {stage} raised {type(exc).__name__}: {exc}") from None
+
+
+def _pullback(rule: Rule, residuals, ybar, argnums, args) -> list:
+    cts = _call("pullback", rule.pullback, residuals, ybar, argnums)
+    if cts is None or len(cts) != len(argnums):
+        raise _Verdict("error", f"its pullback returned "
+                                f"{'None' if cts is None else len(cts)} cotangent(s) for "
+                                f"argnums {argnums}")
+    return [_checked_cotangent(ct, args[i], i) for ct, i in zip(cts, argnums)]
+
+
+def _checked_cotangent(ct, primal, position: int):
+    if type(primal) in (list, tuple):
+        if ct is None:
+            return [np.zeros_like(p) for p in primal]
+        if len(ct) != len(primal):
+            raise _Verdict("error", f"the cotangent of argument {position} has {len(ct)} items "
+                                    f"for {len(primal)} arrays")
+        return [_checked_cotangent(c, p, position) for c, p in zip(ct, primal)]
+    if ct is None:
+        return np.zeros_like(primal)
+    shape, dtype = np.shape(ct), getattr(ct, "dtype", None)
+    if shape != primal.shape or dtype != primal.dtype:
+        got = f"{getattr(dtype, 'name', type(ct).__name__)}{list(shape)}"
+        raise _Verdict("error", f"the cotangent of argument {position} is {got}, but the "
+                                f"argument is {primal.dtype.name}{list(primal.shape)}: a "
+                                "cotangent must have exactly its argument's shape and dtype")
+    return ct
+
+
+def _unmutated(before, after, what: str) -> None:
+    if not _equal(before, after):
+        raise _Verdict("error", f"the rule mutated {what}")
+
+
+def _equal(a, b) -> bool:
+    if type(a) in (list, tuple):
+        return type(b) in (list, tuple) and len(a) == len(b) and all(map(_equal, a, b))
+    if isinstance(a, (np.ndarray, np.generic)):
+        return (np.shape(a) == np.shape(b) and getattr(a, "dtype", None) == getattr(b, "dtype", None)
+                and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    try:
+        return bool(a == b)
+    except Exception:
+        return True  # an opaque static argument: nothing we can compare
+
+
+def _same_primal(out, expected, rtol: float) -> None:
+    got, want = flat_outputs(out), flat_outputs(expected)
+    if isinstance(out, (tuple, list)) != isinstance(expected, (tuple, list)) or len(got) != len(want):
+        raise _Verdict("fail", f"its forward returned {type(out).__name__} of {len(got)} item(s); "
+                               f"NumPy returns {type(expected).__name__} of {len(want)}")
+    for k, (g, w) in enumerate(zip(got, want)):
+        g_dtype, w_dtype = np.result_type(g), np.result_type(w)
+        if np.shape(g) != np.shape(w) or g_dtype != w_dtype:
+            raise _Verdict("fail", f"output {k} of its forward is {g_dtype}{list(np.shape(g))}, "
+                                   f"NumPy's is {w_dtype}{list(np.shape(w))}")
+        if w_dtype.kind in "fc":
+            bound = rtol * max(1.0, float(np.max(np.abs(w), initial=0.0, where=np.isfinite(w))))
+            if not np.allclose(g, w, rtol=rtol, atol=bound, equal_nan=True):
+                raise _Verdict("fail", f"output {k} of its forward differs from NumPy's value "
+                                       f"(max |difference| {float(np.max(np.abs(g - w))):.2e})")
+        elif not np.array_equal(g, w):
+            raise _Verdict("fail", f"output {k} of its forward differs from NumPy's value")
+
+
+def _cotangent_of(out, selected: list[int], rng: np.random.Generator):
+    """A random cotangent for every inexact output (None for the others), shaped as the engine
+    passes it: one value for a single output, a tuple for several."""
+    outputs = flat_outputs(out)
+    ybar = [_random_like(o, rng) if k in selected else None for k, o in enumerate(outputs)]
+    return tuple(ybar) if isinstance(out, (tuple, list)) else ybar[0]
+
+
+def _random_like(x, rng: np.random.Generator):
+    if type(x) in (list, tuple):
+        return [_random_like(item, rng) for item in x]
+    dtype = np.result_type(x)
+    values = rng.standard_normal(np.shape(x))
+    if dtype.kind == "c":
+        values = values + 1j * rng.standard_normal(np.shape(x))
+    values = np.asarray(values).astype(dtype)
+    return values if isinstance(x, np.ndarray) else values[()]
+
+
+def _pair(a, b) -> float:
+    if type(a) in (list, tuple):
+        return sum(_pair(x, y) for x, y in zip(a, b))
+    return float(np.real(np.sum(widen(np.asarray(a)) * widen(np.asarray(b)))))
+
+
+def _norm(items) -> float:
+    return float(np.sqrt(sum(float(np.sum(np.abs(widen(np.asarray(x))) ** 2))
+                             for x in _leaves(items))))
+
+
+def _same_second_call(rule: Rule, args, kwargs, argnums, ybar, cts) -> None:
+    out, residuals = _call("forward", rule.forward, args, kwargs)
+    again = _pullback(rule, residuals, ybar, argnums, args)
+    if not _equal(list(cts), list(again)):
+        raise _Verdict("error", "a second call with the same inputs and cotangent gave "
+                                "different cotangents")

@@ -1,0 +1,55 @@
+"""What a check says about one rule at one signature."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+STATUSES = ("pass", "fail", "error", "inconclusive")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The verdict of `check_rule`: `status` is "pass", "fail", "error" (the rule raised or broke
+    the contract) or "inconclusive" (finite differences cannot decide at these inputs).
+    `max_rel_error` is the worst, over directions, of |rule - finite differences| divided by the
+    scale the tolerance is relative to; `tolerance` is the bound it was held to."""
+
+    function: str
+    source: str
+    signature: str
+    status: str
+    max_rel_error: float | None
+    tolerance: float
+    seed: int
+    directions: int
+    reason: str = ""
+    kwargs: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def describe(self) -> str:
+        call = f"{self.function}{self.signature}" + (f" [{self.kwargs}]" if self.kwargs else "")
+        error = "" if self.max_rel_error is None else f", max rel error {self.max_rel_error:.2e}"
+        text = (f"{self.status}: {call} from {self.source or '?'} "
+                f"(tolerance {self.tolerance:.0e}{error}, seed {self.seed}, "
+                f"{self.directions} direction(s))")
+        return text + (f": {self.reason}" if self.reason else "")
+
+    __str__ = describe
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class RuleCheckError(AssertionError):
+    """A rule failed its finite-difference check (raised by `assert_rule` and by the
+    check-on-first-use option). `.result` is the CheckResult."""
+
+    def __init__(self, result: CheckResult, hint: str = "") -> None:
+        self.result = result
+        super().__init__(result.describe() + (f"\n  {hint}" if hint else ""))
