@@ -1,0 +1,78 @@
+"""JAX as a rulebridge rule source.
+
+The forward is NumPy's own function, so values are NumPy's to the bit; its residuals are just the
+call's arguments. The pullback is JAX's VJP of the same-named JAX function (or of the program in
+semantics.py that means what NumPy means), compiled once per static configuration by
+`JitPullbacks` and shared by every signature of that function.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Callable, Iterable
+
+import jax
+
+import rulebridge
+from rulebridge import Declined, Rule, decline_unsupported, function_name
+
+from .catalog import catalog
+from .pullback import JitPullbacks
+from .semantics import Meaning
+
+SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | complex, ...) "
+                      "with bool/int arrays and static arguments (axes, shapes) beside them"]
+
+
+class JaxAdapter(rulebridge.Adapter):
+    name = "jax"
+
+    def version(self) -> str:
+        return jax.__version__
+
+    @cached_property
+    def table(self) -> dict[Callable, Meaning]:
+        return catalog()
+
+    def functions(self) -> Iterable[Callable]:
+        return [f for f, meaning in self.table.items() if not meaning.declined]
+
+    def signatures(self, function: Callable) -> list[str]:
+        meaning = self.table.get(function)
+        return list(SIGNATURE_FAMILIES) if meaning is not None and not meaning.declined else []
+
+    @cached_property
+    def _pullbacks(self) -> dict[Callable, JitPullbacks]:
+        return {}
+
+    def build_rule(self, function: Callable, signature: tuple) -> Rule:
+        meaning = self.table.get(function)
+        if meaning is None:
+            raise Declined(f"JAX has no differentiable counterpart of {function_name(function)}")
+        if meaning.declined:
+            raise Declined(f"not offered for {function_name(function)}: {meaning.declined}")
+        decline_unsupported(signature)
+        pullbacks = self._pullbacks.get(function)
+        if pullbacks is None:
+            pullbacks = self._pullbacks[function] = JitPullbacks(meaning.jax, function_name(function))
+        return Rule(function, signature, _forward_of(function), _pullback_of(pullbacks, meaning),
+                    source=self.name, source_version=self.version())
+
+
+def _forward_of(function: Callable):
+    def forward(args, kwargs):
+        return function(*args, **kwargs), (args, kwargs)
+
+    return forward
+
+
+def _pullback_of(pullbacks: JitPullbacks, meaning: Meaning):
+    prepare = meaning.prepare
+    if prepare is None:
+        def pullback(residuals, g, argnums):
+            return pullbacks(residuals[0], residuals[1], g, argnums)
+    else:
+        def pullback(residuals, g, argnums):
+            args, kwargs = prepare(*residuals)
+            return pullbacks(args, kwargs, g, argnums)
+    return pullback

@@ -1,0 +1,132 @@
+"""JAX pullbacks compiled once and called many times.
+
+For one rule (a JAX function standing for one NumPy function at one signature) a `JitPullbacks`
+keeps one jitted `(leaves, output cotangents) -> leaf cotangents` per static configuration: the
+static arguments and keyword arguments, which leaves are differentiated, which outputs received a
+cotangent. `jax.jit` then specialises that function on shapes and dtypes by itself. Nothing calls
+`jax.vjp` per op: it runs only while `jax.jit` traces.
+
+Precision: every trace and call happens inside `jax.enable_x64(True)`, a scoped, thread-local
+switch, so float64 and complex128 stay 64-bit without touching the user's global JAX
+configuration (jit caches are keyed on that switch, so the user's own 32-bit jitted code is not
+affected). float32 inputs stay float32: JAX, like NumPy, does not promote float32 by itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rulebridge import conform_cotangent
+
+from .arguments import freeze_call, is_inexact, thaw_call
+
+
+class JitPullbacks:
+    """The compiled pullbacks of `jax_function` (which takes NumPy's arguments with NumPy's
+    meaning), keyed by everything `jax.jit` must not see as an input."""
+
+    def __init__(self, jax_function: Callable, name: str) -> None:
+        self.jax_function = jax_function
+        self.name = name
+        self.compiled: dict[tuple, Callable] = {}
+
+    def __call__(self, args: tuple, kwargs: dict, cotangent: Any, argnums: tuple) -> tuple:
+        """One cotangent per entry of `argnums`, each with its argument's shape and dtype."""
+        static_args, static_kwargs, leaves, counts = freeze_call(args, kwargs)
+        diff, owners = _differentiated(leaves, counts, argnums)
+        several = type(cotangent) is tuple
+        key = (static_args, static_kwargs, diff, several)
+        jitted = self.compiled.get(key)
+        if jitted is None:
+            jitted = self.compiled[key] = self._jit(static_args, static_kwargs, diff, several)
+        with jax.enable_x64(True):
+            leaf_cts = jitted(leaves, cotangent)
+        return _assemble(args, argnums, owners, leaf_cts)
+
+    def _jit(self, static_args, static_kwargs, diff, several) -> Callable:
+        function = self.jax_function
+
+        def pullback(leaves, cotangent):
+            def of_diff(*diff_leaves):
+                full = list(leaves)
+                for position, value in zip(diff, diff_leaves):
+                    full[position] = value
+                args, kwargs = thaw_call(static_args, static_kwargs, full)
+                return function(*args, **kwargs)
+
+            out, vjp = jax.vjp(of_diff, *(leaves[p] for p in diff))
+            cts = vjp(_output_cotangent(out, cotangent, several, self.name))
+            return tuple(_like(ct, leaves[p]) for ct, p in zip(cts, diff))
+
+        return jax.jit(pullback)
+
+
+
+def _differentiated(leaves: list, counts: list, argnums: tuple) -> tuple[tuple, dict]:
+    """Positions of the leaves to differentiate (the inexact leaves of the traced arguments), and
+    for each traced argument the range of its leaves."""
+    starts = [0]
+    for c in counts:
+        starts.append(starts[-1] + c)
+    diff = []
+    owners = {}
+    for i in argnums:
+        owners[i] = (starts[i], starts[i + 1])
+        diff += [p for p in range(starts[i], starts[i + 1]) if is_inexact(leaves[p])]
+    return tuple(diff), owners
+
+
+def _output_cotangent(out, cotangent, several: bool, name: str):
+    """The cotangent JAX's vjp expects: NumPy's cotangent per output, cast to JAX's output
+    dtype, zeros for outputs that received none (float0 for integer outputs)."""
+    outs, tree = jax.tree_util.tree_flatten(out)
+    given = cotangent if several else (cotangent,)
+    if len(given) != len(outs):
+        raise TypeError(f"JAX's {name} returns {len(outs)} output(s) where NumPy's returns "
+                        f"{len(given)}; their structures differ")
+    cts = []
+    for o, g in zip(outs, given):
+        if not jnp.issubdtype(o.dtype, jnp.inexact):
+            cts.append(np.zeros(o.shape, jax.dtypes.float0))
+        elif g is None:
+            cts.append(jnp.zeros(o.shape, o.dtype))
+        elif np.shape(g) != o.shape:
+            raise TypeError(f"JAX's {name} returns shape {o.shape} where NumPy's returns "
+                            f"{np.shape(g)}; their meanings differ")
+        else:
+            cts.append(_like(jnp.asarray(g), o))
+    return jax.tree_util.tree_unflatten(tree, cts)
+
+
+def _like(ct, primal):
+    """`ct` in `primal`'s dtype; a complex cotangent of a real value keeps its real part."""
+    dtype = jnp.result_type(primal)
+    if jnp.iscomplexobj(ct) and not jnp.issubdtype(dtype, jnp.complexfloating):
+        ct = jnp.real(ct)
+    return ct.astype(dtype) if ct.dtype != dtype else ct
+
+
+def _assemble(args: tuple, argnums: tuple, owners: dict, leaf_cts: tuple) -> tuple:
+    """Leaf cotangents back in argument form: an array per traced argument, a list of arrays for
+    a list argument (None for items that carry no gradient), each conformed to its primal."""
+    it = iter(leaf_cts)
+    result = []
+    for i in argnums:
+        primal = args[i]
+        if type(primal) is list or type(primal) is tuple:
+            result.append([_numpy(next(it), item) if is_inexact(item) else None
+                           for item in primal])
+        elif owners[i][1] > owners[i][0] and is_inexact(primal):
+            result.append(_numpy(next(it), primal))
+        else:
+            result.append(None)
+    return tuple(result)
+
+
+def _numpy(ct, primal):
+    # A writable NumPy copy: the user may get this array back as the gradient.
+    return conform_cotangent(np.array(ct), primal)
