@@ -1,0 +1,108 @@
+"""Cost is linear in the length of the tape (issue 2).
+
+1. Differentiating a 40k-op chain costs at most 2.5x a 20k-op chain.
+2. Replacing every op of a 100k-op tape by a two-output op (`Tape.replace`, in its own slot, no
+   renumbering) costs linear time, and so does the reverse sweep over the replaced tape.
+
+    python benchmarks/linear.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rulebridge as rb  # noqa: E402
+from rulebridge.sweep import backward  # noqa: E402
+from timing import median_seconds  # noqa: E402
+
+X = np.linspace(0.1, 1.0, 10)
+
+
+def chain(n: int):
+    def f(x):
+        for i in range(n):
+            x = np.sin(x) if i % 2 == 0 else np.tanh(x)
+        return np.sum(x)
+
+    return f
+
+
+def two_output(rule: rb.Rule) -> rb.Rule:
+    """`rule` with its output returned twice, `(y, y)`: a two-output op with the same meaning, so
+    a tape whose every op was replaced by one still gives the same gradient and replay."""
+
+    def forward(args, kwargs):
+        out, residuals = rule.forward(args, kwargs)
+        return (out, out), residuals
+
+    def pullback(residuals, g, argnums):
+        first, second = g
+        total = first if second is None else second if first is None else first + second
+        return rule.pullback(residuals, total, argnums)
+
+    return rb.Rule(rule.function, rule.signature, forward, pullback, source=rule.source)
+
+
+def replace_all(tape: rb.Tape) -> None:
+    """Replace op i, `%k = f(%j)`, by `%k, %new = f2(%j)` in its own slot: it keeps its first
+    output variable, so no other op changes."""
+    doubled: dict = {}
+    for i, op in enumerate(tape.ops):
+        rule = doubled.get(id(op.rule))
+        if rule is None:
+            rule = doubled[id(op.rule)] = two_output(op.rule)
+        outputs = (op.outputs[0], tape.new_var())
+        tape.replace(i, rb.Op(rule, op.args, op.kwargs, op.inputs, outputs, tuple, op.residuals))
+
+
+def time_replacement(n: int, repeats: int) -> tuple[float, float]:
+    """Median seconds to replace every op of an n-op tape, and to sweep the replaced tape."""
+    replace_times, sweep_times = [], []
+    for _ in range(repeats):
+        _, tape = rb.trace(chain(n), X)
+        start = time.perf_counter()
+        replace_all(tape)
+        replace_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        cts = backward(tape, {tape.outputs: np.float64(1.0)})
+        sweep_times.append(time.perf_counter() - start)
+        assert tape.inputs[0] in cts
+    return float(np.median(replace_times)), float(np.median(sweep_times))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    print("1. Gradient of an n-op sin/tanh chain (median seconds):")
+    times = {}
+    for n in (20_000, 40_000):
+        g = rb.grad(chain(n))
+        times[n] = median_seconds(lambda: g(X), args.repeats)
+        print(f"   n={n:,}: {times[n]:.3f} s ({times[n] / n * 1e6:.2f} us/op)")
+    ratio = times[40_000] / times[20_000]
+    print(f"   40k / 20k = {ratio:.2f}x  (target <= 2.5x): {'ok' if ratio <= 2.5 else 'MISSED'}")
+
+    print("2. Replace every op by a two-output op, then sweep the replaced tape (median seconds):")
+    results = {}
+    for n in (50_000, 100_000):
+        results[n] = time_replacement(n, args.repeats)
+        replace_s, sweep_s = results[n]
+        print(f"   n={n:,}: replace {replace_s:.3f} s ({replace_s / n * 1e6:.2f} us/op), "
+              f"sweep {sweep_s:.3f} s ({sweep_s / n * 1e6:.2f} us/op)")
+    for k, what in enumerate(("replace", "sweep")):
+        ratio = results[100_000][k] / results[50_000][k]
+        print(f"   {what}: 100k / 50k = {ratio:.2f}x  (linear: 2x; target <= 2.5x): "
+              f"{'ok' if ratio <= 2.5 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
