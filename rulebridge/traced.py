@@ -141,11 +141,30 @@ def _method(function):
 def _binary(function, reflected=False):
     if reflected:
         def op(self, other):
-            return function(other, self)
+            return _python_number_if_python(function(other, self), self, other)
     else:
         def op(self, other):
-            return function(self, other)
+            return _python_number_if_python(function(self, other), self, other)
     return op
+
+
+def _unary(function):
+    def op(self):
+        return _python_number_if_python(function(self), self, 0)
+    return op
+
+
+_PYTHON_NUMBERS = frozenset((bool, int, float, complex))
+
+
+def _python_number_if_python(out, box, other):
+    """Python arithmetic on Python numbers (`x ** 3`, `2.5 * x`, `-x` for a float `x`) gives a
+    Python number, which NumPy's promotion treats as weak (NEP 50); the ufunc gives a strong
+    np.float64 that would turn every float32 array it later meets into float64."""
+    if type(box._value) in _PYTHON_NUMBERS and type(out) is Traced and (
+            type(other._value if type(other) is Traced else other) in _PYTHON_NUMBERS):
+        out._value = out._value.item()
+    return out
 
 
 # ndarray methods that are NumPy functions of the array.
@@ -173,9 +192,9 @@ for _name, _function in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
                          "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}.items():
     setattr(Traced, f"__{_name}__", _binary(_function))
 
-Traced.__neg__ = _method(np.negative)
-Traced.__pos__ = _method(np.positive)
-Traced.__abs__ = _method(np.absolute)
+Traced.__neg__ = _unary(np.negative)
+Traced.__pos__ = _unary(np.positive)
+Traced.__abs__ = _unary(np.absolute)
 
 
 def _refuse_inplace(name):

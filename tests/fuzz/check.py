@@ -1,0 +1,104 @@
+"""Run one fuzzed program through rulebridge and compare every gradient with float64 central
+differences (Richardson-extrapolated), at the tolerance of the program's dtype.
+
+Outcomes: "pass"; "error" (rulebridge refused with one of its own errors: allowed, counted);
+"inconclusive" (two step sizes disagree: the point is too close to a kink for finite
+differences to decide). Anything else, a wrong number above all, is a failure: `Mismatch`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rulebridge as rb
+
+from .generate import Program
+
+TOLERANCE = {np.float64: 1e-6, np.float32: 4e-3}  # relative, on sum |g_i v_i| + |fd|
+STEP = 1e-3
+DIRECTIONS = 3
+
+
+class Mismatch(AssertionError):
+    """A silently wrong result: a gradient, a value, a dtype or shape, or a mutated input."""
+
+
+def run(program: Program, source: str | None = None) -> str:
+    """The outcome for one program: "pass", "inconclusive" or "error:<class>"; raises
+    `Mismatch` (with the program's source and inputs) for a wrong result."""
+    try:
+        return _run(program, source)
+    except Mismatch as exc:
+        raise Mismatch(f"{exc}\n{program}") from None
+
+
+def _run(program: Program, source: str | None) -> str:
+    f = program.function()
+    xs = program.inputs
+    before = [np.copy(x) for x in xs]
+    try:
+        value, grads = rb.value_and_grad(f, argnums=tuple(range(len(xs))), source=source)(*xs)
+    except rb.RulebridgeError as exc:
+        return "error:" + type(exc).__name__
+    expected = f(*xs)
+    if not _same(value, expected):
+        raise Mismatch(f"value {value!r} differs from NumPy's {expected!r}")
+    for i, (x, g, old) in enumerate(zip(xs, grads, before)):
+        _check_like(i, x, g)
+        if not np.array_equal(x, old):
+            raise Mismatch(f"input x{i} was mutated")
+        if isinstance(x, np.ndarray) and np.shares_memory(g, x):
+            raise Mismatch(f"the gradient of x{i} shares memory with an input")
+    return compare(program, grads)
+
+
+def compare(program: Program, grads) -> str:
+    f64 = program.function(np.float64)
+    xs = program.inputs_as(np.float64)
+    rng = np.random.default_rng(len(program.source))
+    rtol = TOLERANCE[program.dtype]
+    for _ in range(DIRECTIONS):
+        vs = [rng.normal(size=np.shape(x)) for x in xs]
+        d1 = _central(f64, xs, vs, STEP)
+        d2 = _central(f64, xs, vs, STEP / 2)
+        fd = (4 * d2 - d1) / 3
+        products = [np.asarray(g, np.float64) * v for g, v in zip(grads, vs)]
+        dot = float(sum(np.sum(p) for p in products))
+        scale = float(sum(np.sum(np.abs(p)) for p in products)) + abs(fd)
+        if abs(d1 - d2) > 1e-3 * (1.0 + scale):
+            return "inconclusive"
+        if not abs(dot - fd) <= rtol * scale + 1e-9 + 4 * abs(fd - d2):
+            raise Mismatch(f"<gradient, v> = {dot!r} but finite differences give {fd!r} "
+                           f"(steps {STEP}, {STEP / 2}: {d1!r}, {d2!r})")
+    return "pass"
+
+
+def _central(f, xs, vs, h) -> float:
+    plus = f(*[_step(x, v, h) for x, v in zip(xs, vs)])
+    minus = f(*[_step(x, v, -h) for x, v in zip(xs, vs)])
+    return float((plus - minus) / (2 * h))
+
+
+def _step(x, v, h):
+    moved = x + h * v
+    if isinstance(x, np.generic):
+        return x.dtype.type(moved)
+    if type(x) is float:
+        return float(moved)
+    return moved
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and np.array_equal(a, b, equal_nan=True) and \
+        np.result_type(a) == np.result_type(b)
+
+
+def _check_like(i, x, g) -> None:
+    if isinstance(x, np.ndarray):
+        ok = type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype
+    else:
+        ok = type(g) is type(x)
+    if not ok:
+        raise Mismatch(f"the gradient of x{i} is {type(g).__name__} "
+                       f"{getattr(g, 'dtype', '')}{np.shape(g)}, the input "
+                       f"{type(x).__name__} {getattr(x, 'dtype', '')}{np.shape(x)}")

@@ -1,0 +1,43 @@
+"""Run many fuzzed programs deterministically and tally their outcomes."""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, given, settings
+
+from .check import run
+from .generate import programs
+
+
+@dataclass
+class Tally:
+    outcomes: collections.Counter = field(default_factory=collections.Counter)
+    ops: collections.Counter = field(default_factory=collections.Counter)
+    dtypes: collections.Counter = field(default_factory=collections.Counter)
+    seconds: float = 0.0
+
+    @property
+    def programs(self) -> int:
+        return sum(self.outcomes.values())
+
+
+def fuzz(n: int, source: str | None = None) -> Tally:
+    """`n` programs, the same ones on every run (derandomized); a wrong gradient raises."""
+    tally = Tally()
+
+    @settings(max_examples=n, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs())
+    def one(program):
+        outcome = run(program, source)
+        tally.outcomes[outcome] += 1
+        tally.ops.update(program.ops)
+        tally.dtypes[program.dtype.__name__] += 1
+
+    start = time.perf_counter()
+    one()
+    tally.seconds = time.perf_counter() - start
+    return tally
