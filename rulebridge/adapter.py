@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from importlib import metadata
 from typing import Callable, Iterable
 
-from .errors import AdapterError
-from .rule import Rule
+import numpy as np
+
+from .errors import AdapterError, Declined
+from .rule import Rule, function_name
 from .signature import Signature
 
 ENTRY_POINT_GROUP = "rulebridge.adapters"
@@ -33,6 +36,63 @@ class Adapter:
     def signatures(self, function: Callable) -> list[str]:
         """Human-readable signature families this adapter accepts for `function`."""
         return []
+
+    # -- imports (`rulebridge.import_rule`); optional ------------------------------------------
+
+    # Where `counterpart` finds a NumPy/SciPy function by name: {"numpy": "jax.numpy", ...}.
+    counterpart_namespaces: dict[str, str] = {}
+
+    def counterpart(self, function: Callable) -> Callable:
+        """This source's function with the same meaning as `function`, found by name through
+        `counterpart_namespaces`; raise `Declined` saying what was looked for."""
+        return find_counterpart(self.name, function, self.counterpart_namespaces)
+
+    def import_rule(self, function: Callable, signature: Signature, equivalent: Callable) -> Rule:
+        """A rule for `function` at `signature` whose forward is `function` itself and whose
+        pullback comes from `equivalent`, a function of this source with the same meaning; or
+        raise `Declined(reason)`."""
+        raise Declined(f"the rulebridge adapter {self.name!r} does not import rules (it does not "
+                       "implement Adapter.import_rule)")
+
+    def evaluate(self, equivalent: Callable, args: tuple, kwargs: dict):
+        """`equivalent(*args, **kwargs)` on NumPy arguments, with NumPy outputs: `import_rule`
+        compares it with the function it stands for. Override when the source needs a context
+        (precision flags) to compute at the arguments' own dtype."""
+        out = equivalent(*args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            return type(out)(_to_numpy(item) for item in out)
+        return _to_numpy(out)
+
+
+def find_counterpart(source: str, function: Callable, namespaces: dict[str, str]) -> Callable:
+    """The callable named like `function` under `namespaces` (`scipy.special.logsumexp` with
+    {"scipy": "jax.scipy"} is `jax.scipy.special.logsumexp`), or `Declined` naming what was
+    looked for."""
+    name = function_name(function)
+    head, _, rest = name.partition(".")
+    if head not in namespaces or not rest:
+        covered = ", ".join(f"{k}.* as {v}.*" for k, v in namespaces.items()) or "none"
+        raise Declined(f"{source} finds counterparts by name only for functions of {covered}; "
+                       f"{name} is not one of them: pass equivalent=<a {source} function with "
+                       "the same meaning>")
+    wanted = f"{namespaces[head]}.{rest}"
+    module_name, _, attribute = wanted.rpartition(".")
+    try:
+        found = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise Declined(f"{source} has no counterpart of {name}: looked for {wanted} "
+                       f"({type(exc).__name__}: {exc}); pass equivalent=<a {source} function "
+                       "with the same meaning>") from None
+    if not callable(found):
+        raise Declined(f"{source} has no counterpart of {name}: {wanted} is a "
+                       f"{type(found).__name__}, not a function")
+    return found
+
+
+def _to_numpy(value):
+    if isinstance(value, (np.ndarray, np.generic, int, float, complex, bool)):
+        return value
+    return np.asarray(value)
 
 
 class AdapterInfo(str):

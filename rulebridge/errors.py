@@ -33,3 +33,7 @@ class NestedDifferentiationError(RulebridgeError):
 
 class MutationError(RulebridgeError):
     """An in-place write the tape cannot represent exactly."""
+
+
+class ImportRuleError(RulebridgeError, ValueError):
+    """`import_rule` could not import a rule, or the imported rule disagrees with its function."""

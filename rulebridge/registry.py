@@ -31,6 +31,9 @@ class Registry:
         self._per_function: dict[Callable, tuple[str, ...]] = {}
         self._caches: dict[str | None, dict] = {}
         self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
+        self._resolve_hooks: list[Callable[[Rule], Rule]] = []
+        self._seconds: dict[tuple[str, str], dict[str, float]] = {}  # (function, signature) -> {source: s}
+        self._imports: dict[Callable, dict[str, Callable[[Signature], Rule]]] = {}
 
     # -- adapters ------------------------------------------------------------------------------
 
@@ -145,8 +148,24 @@ class Registry:
                 rule = self._resolve(function, signature, source)
             except NoRuleError as exc:
                 rule = missing_rule(function, signature, str(exc))
+            for hook in self._resolve_hooks:
+                rule = hook(rule)
             cache[(function, signature)] = rule
         return rule
+
+    def add_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
+        """Run `hook(rule) -> rule` on every rule resolved from now on (e.g.
+        `rulebridge.check_on_first_use`); the rule caches are cleared."""
+        with self._lock:
+            if hook not in self._resolve_hooks:
+                self._resolve_hooks.append(hook)
+            self._invalidate()
+
+    def remove_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
+        with self._lock:
+            if hook in self._resolve_hooks:
+                self._resolve_hooks.remove(hook)
+            self._invalidate()
 
     def require(self, function: Callable, signature: Signature, source: str | None = None) -> Rule:
         """Like `lookup`, but raises NoRuleError when no adapter has a rule."""
@@ -165,9 +184,11 @@ class Registry:
             except AdapterError as exc:
                 refusals.append(f"{name}: unavailable ({exc})")
                 continue
+            builder = self._imports.get(function, {}).get(name)
             try:
                 with self._lock:
-                    rule = adapter.build_rule(function, signature)
+                    rule = (builder(signature) if builder is not None
+                            else adapter.build_rule(function, signature))
             except Declined as exc:
                 refusals.append(f"{name}: {exc}")
                 continue
@@ -180,17 +201,27 @@ class Registry:
                 raise AdapterError(f"the rulebridge adapter {name!r} returned {type(rule).__name__} "
                                    f"for {function_name(function)}{format_signature(signature)}, "
                                    f"not a rulebridge.Rule")
-            rule.status = self._status.get(
-                (rule.name, rule.source, format_signature(signature)), rule.status)
-            if rule.status == "pass":
-                return rule
+            text = format_signature(signature)
+            rule.status = self._status.get((rule.name, rule.source, text), rule.status)
+            if rule.status == "pass" and (rule.name, text) not in self._seconds:
+                return rule  # nothing ranks above the first verified rule in preference order
             built.append(rule)
-        usable = [r for r in built if r.status != "fail"]
-        if usable:
-            return usable[0]
         if built:
-            return built[0]  # every candidate failed its check: use it, its status says so
+            return min(built, key=self._ranking(function))  # min keeps the first of equals
         raise NoRuleError(self._no_rule_message(function, signature, names, refusals))
+
+    def _ranking(self, function: Callable) -> Callable[[Rule], tuple]:
+        """Verified before unverified (a failed rule last), then the sources `prefer(function,
+        ...)` names, then the faster measured pullback (unmeasured counts as slowest)."""
+        pinned = self._per_function.get(function, ())
+
+        def rank(rule: Rule) -> tuple:
+            tier = 0 if rule.status == "pass" else 2 if rule.status == "fail" else 1
+            pin = pinned.index(rule.source) if rule.source in pinned else len(pinned)
+            seconds = self._seconds.get((rule.name, format_signature(rule.signature)), {})
+            return tier, pin, seconds.get(rule.source, float("inf"))
+
+        return rank
 
     def _no_rule_message(self, function, signature, names, refusals) -> str:
         name = function_name(function)
@@ -226,6 +257,40 @@ class Registry:
         """Record a check result (`rulebridge matrix` or `check_rule`) used to choose rules."""
         with self._lock:
             self._status[(function, source, signature)] = status
+            self._invalidate()
+
+    def set_seconds(self, function: str, source: str, signature: str, seconds: float) -> None:
+        """Record a measured pullback time (`rulebridge.measure_rules`) used to choose rules."""
+        with self._lock:
+            self._seconds.setdefault((function, signature), {})[source] = seconds
+            self._invalidate()
+
+    def seconds(self, function: str, signature: str) -> dict[str, float]:
+        """The measured pullback times for `function` at `signature`, by source."""
+        return dict(self._seconds.get((function, signature), {}))
+
+    def add_import(self, function: Callable, source: str,
+                   builder: Callable[[Signature], Rule]) -> None:
+        """Build `function`'s rules from `source` with `builder(signature)` (`import_rule`)
+        instead of that adapter's `build_rule`."""
+        name = function_name(function)
+        with self._lock:
+            self._imports.setdefault(function, {})[source] = builder
+            # a new rule: what was checked or timed of an earlier one says nothing about it
+            for key in [k for k in self._status if k[:2] == (name, source)]:
+                del self._status[key]
+            for (timed, _), seconds in self._seconds.items():
+                if timed == name:
+                    seconds.pop(source, None)
+            self._invalidate()
+
+    def remove_import(self, function: Callable, source: str | None = None) -> None:
+        with self._lock:
+            builders = self._imports.get(function, {})
+            for name in ([source] if source is not None else list(builders)):
+                builders.pop(name, None)
+            if not builders:
+                self._imports.pop(function, None)
             self._invalidate()
 
     def _invalidate(self) -> None:

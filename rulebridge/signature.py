@@ -78,3 +78,46 @@ def _format_array(dtype: np.dtype, ndim: int) -> str:
     if ndim == 0:
         return dtype.name
     return f"{dtype.name}[{', '.join(':' * ndim)}]"
+
+
+_SCALAR_NAMES = {t.__name__: t for t in (bool, int, float, complex, str, slice, tuple, list,
+                                         type(None))}
+
+
+def parse_signature(text: "str | tuple") -> Signature:
+    """The inverse of `format_signature`: `"(float64[:, :], float64[:])"` -> a signature; one
+    spec without parentheses (`"float32[:]"`) is a one-argument signature. A dtype name alone
+    (`"float64"`) is a 0-d array; `float`, `int`, `complex`, `bool` are Python scalars. A tuple
+    of spec texts or specs is accepted too."""
+    if isinstance(text, tuple):
+        return tuple(_parse_spec(s) if isinstance(s, str) else s for s in text)
+    body = text.strip()
+    if body.startswith("(") and body.endswith(")"):
+        body = body[1:-1]
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(body):
+        depth += char == "["
+        depth -= char == "]"
+        if char == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    return tuple(_parse_spec(p) for p in parts if p.strip())
+
+
+def _parse_spec(text: str) -> Spec:
+    text = text.strip()
+    name, _, dims = text.partition("[")
+    if not dims and name in _SCALAR_NAMES:
+        return _SCALAR_NAMES[name]
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        raise ValueError(f"cannot read {text!r} as a spec: expected a dtype with dimensions "
+                         "such as 'float64[:, :]', a 0-d 'float32', or a scalar type such as "
+                         "'float'") from None
+    ndim = dims.count(":") if dims else 0
+    if dims and (not dims.endswith("]") or dims[:-1].replace(":", "").replace(",", "").strip()):
+        raise ValueError(f"cannot read the dimensions of {text!r}: write one ':' per dimension, "
+                         "e.g. 'float64[:, :]'")
+    return (dtype, ndim)

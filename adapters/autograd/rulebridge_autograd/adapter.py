@@ -43,11 +43,24 @@ class AutogradAdapter(rulebridge.Adapter):
         if entry is None:
             raise Declined(f"autograd has no VJP registered for {function_name(function)}")
         decline_unsupported(signature)
+        return self._rule(function, signature, entry)
+
+    def _rule(self, function: Callable, signature: tuple, entry: Entry) -> Rule:
         make = {"primitive": _primitive_rule, "nograd": _nograd_rule,
                 "composite": _composite_rule}[entry.kind]
         forward, pullback = make(entry)
         return Rule(function, signature, forward, pullback, source=self.name,
                     source_version=self.version(), notes=entry.kind)
+
+    # `rulebridge.import_rule`: scipy.special.logsumexp -> autograd.scipy.special.logsumexp.
+    counterpart_namespaces = {"numpy": "autograd.numpy", "scipy": "autograd.scipy"}
+
+    def import_rule(self, function: Callable, signature: tuple, equivalent: Callable) -> Rule:
+        from autograd.core import primitive_vjps
+
+        decline_unsupported(signature)
+        kind = "primitive" if equivalent in primitive_vjps else "composite"
+        return self._rule(function, signature, Entry(function, equivalent, kind))
 
 
 def _forward_of(function: Callable):

@@ -1,0 +1,302 @@
+"""`import_rule`: differentiate any function (`scipy.special.logsumexp`, a compiled routine, your
+own NumPy code) with the pullback of a function of the same meaning from a source (JAX, autograd,
+a third-party adapter), found by name or given as `equivalent`.
+
+The forward is always the function itself, so values are its own to the bit. Before a rule is
+first used at a signature and set of keyword arguments, the equivalent's outputs are compared with
+the function's (count, shapes, dtypes, values) at those very inputs, and with `check=True` the
+rule is checked against finite differences of the function there (`rulebridge.check_rule`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import warnings
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from .adapter import Adapter
+from .errors import AdapterError, Declined, ImportRuleError
+from .registry import REGISTRY
+from .rule import Rule, function_name
+from .signature import Signature, SpecInfo, format_signature, parse_signature, signature_of
+from .traced import Traced, _contains_box, _positional
+
+
+def import_rule(function: Callable | str | None = None, source: str | Sequence[str] | None = None,
+                *, equivalent: Callable | None = None,
+                signatures: Iterable[str | tuple] | str | None = None,
+                check: bool = True) -> Callable:
+    """`function`, differentiable by rulebridge with a rule imported from `source`.
+
+    The returned callable is `function` itself on plain values; given traced values it records
+    one op (several outputs if `function` returns several). The pullback is the source's for
+    `equivalent`, or for the source's function of the same name (`scipy.special.logsumexp` ->
+    `jax.scipy.special.logsumexp`). `source=None` imports from every installed adapter that has a
+    counterpart; `signatures` (e.g. `["float64[:]", "(float64[:, :], float64[:])"]`) restricts
+    the import to those signatures and compares `equivalent` with `function` on sample inputs
+    now. As a decorator: `@import_rule(source="jax", equivalent=...)`.
+    """
+    if isinstance(function, str) and source is None:  # @import_rule("jax", ...)
+        function, source = None, function
+    if function is None:
+        return functools.partial(import_rule, source=source, equivalent=equivalent,
+                                 signatures=signatures, check=check)
+    if not callable(function):
+        raise TypeError(f"import_rule needs a function, got {type(function).__name__}")
+    wanted = _parse_signatures(signatures)
+    imports = [_Import(function, name, adapter, counterpart, wanted, check)
+               for name, adapter, counterpart in _sources(function, source, equivalent)]
+    for imported in imports:
+        imported.probe()  # every import-time error before anything is registered
+    for imported in imports:
+        REGISTRY.add_import(function, imported.source, imported.build)
+    return _differentiable(function)
+
+
+def _differentiable(function: Callable) -> Callable:
+    @functools.wraps(function)
+    def imported(*args, **kwargs):
+        tape = _tape_of(args, kwargs)
+        if tape is None:
+            return function(*args, **kwargs)
+        if kwargs and any(_contains_box(v) for v in kwargs.values()):
+            args, kwargs = _positional(function, args, kwargs)
+        return tape.record(function, args, kwargs)
+
+    imported.__rulebridge_imported__ = function
+    return imported
+
+
+def _tape_of(args: tuple, kwargs: dict):
+    for value in (*args, *kwargs.values()):
+        if type(value) is Traced:
+            return value._tape
+        if type(value) in (list, tuple):
+            for item in value:
+                if type(item) is Traced:
+                    return item._tape
+    return None
+
+
+# -- finding the source's counterpart ----------------------------------------------------------
+
+
+def _sources(function, source, equivalent) -> list[tuple[str, Adapter, Callable]]:
+    name = function_name(function)
+    if source is None and equivalent is not None:
+        raise ImportRuleError(f"import_rule({name}, equivalent={_name(equivalent)}) needs the "
+                              "source the equivalent belongs to, e.g. source='jax'")
+    names = ((source,) if isinstance(source, str) else tuple(source) if source is not None
+             else REGISTRY.order(function))
+    found, refusals = [], []
+    for source_name in names:
+        try:
+            adapter = REGISTRY.adapter(source_name)
+            if type(adapter).import_rule is Adapter.import_rule:
+                raise Declined("it does not implement Adapter.import_rule")
+            found.append((source_name, adapter,
+                          equivalent if equivalent is not None else adapter.counterpart(function)))
+        except (Declined, AdapterError) as exc:
+            if source is not None:
+                raise ImportRuleError(f"cannot import a rule for {name} from {source_name}: "
+                                      f"{exc}") from None
+            refusals.append(f"  {source_name}: {exc}")
+    if not found:
+        raise ImportRuleError("\n".join([f"no installed adapter can import a rule for {name}:"]
+                                        + (refusals or ["  no rulebridge adapter is installed"])))
+    return found
+
+
+def _parse_signatures(signatures) -> tuple[Signature, ...] | None:
+    if signatures is None:
+        return None
+    if isinstance(signatures, str):
+        signatures = [signatures]
+    return tuple(parse_signature(s) for s in signatures)
+
+
+# -- one import: building, comparing, checking -------------------------------------------------
+
+
+@dataclasses.dataclass(eq=False)
+class _Import:
+    function: Callable
+    source: str
+    adapter: Adapter
+    equivalent: Callable
+    signatures: tuple[Signature, ...] | None
+    check: bool
+    # (signature, static keyword arguments) at which the rule was compared and checked
+    verified: set = dataclasses.field(default_factory=set)
+
+    @property
+    def what(self) -> str:
+        return f"{function_name(self.function)} (imported from {self.source} as " \
+               f"{_name(self.equivalent)})"
+
+    def build(self, signature: Signature) -> Rule:
+        """The registry's builder for this function and source."""
+        if self.signatures is not None and signature not in self.signatures:
+            listed = ", ".join(format_signature(s) for s in self.signatures)
+            raise Declined(f"{function_name(self.function)} was imported from {self.source} for "
+                           f"{listed} only; add {format_signature(signature)} to import_rule's "
+                           "signatures")
+        rule = self.adapter.import_rule(self.function, signature, self.equivalent)
+        if not isinstance(rule, Rule):
+            raise AdapterError(f"the rulebridge adapter {self.source!r} returned "
+                               f"{type(rule).__name__} from import_rule for {self.what}, not a "
+                               "rulebridge.Rule")
+        forward = rule.forward
+
+        def verified_forward(args, kwargs):
+            key = (signature, _static_key(kwargs)) if kwargs else signature
+            if key not in self.verified:
+                self.verify(rule, args, kwargs)
+                self.verified.add(key)
+            return forward(args, kwargs)
+
+        notes = f"imported: pullback of {_name(self.equivalent)}"
+        return dataclasses.replace(rule, forward=verified_forward,
+                                   notes=f"{notes}; {rule.notes}" if rule.notes else notes)
+
+    def probe(self) -> None:
+        """Import-time checks at each listed signature: the adapter takes it, and on sample
+        inputs the equivalent returns what the function returns."""
+        for signature in self.signatures or ():
+            try:
+                self.adapter.import_rule(self.function, signature, self.equivalent)
+            except Declined as exc:
+                raise ImportRuleError(f"cannot import {self.what} at "
+                                      f"{format_signature(signature)}: {exc}") from None
+            args = sample_arguments(signature)
+            if args is None:
+                continue  # no sample for this signature: compared at first use instead
+            try:
+                with np.errstate(all="ignore"):
+                    self.function(*args)
+            except Exception:
+                continue  # the samples are outside the function's domain: compared at first use
+            self.compare(args, {})
+
+    def verify(self, rule: Rule, args: tuple, kwargs: dict) -> None:
+        """At the first use of a signature and keyword arguments: compare outputs, then check
+        the rule against finite differences of the function itself."""
+        self.compare(args, kwargs)
+        if not self.check:
+            return
+        from .checking import check_rule
+
+        result = check_rule(rule, *args, **kwargs)
+        if result.status in ("pass", "fail", "error"):
+            REGISTRY.set_status(result.function, self.source, result.signature, result.status)
+        if result.status in ("fail", "error"):
+            raise ImportRuleError(
+                f"the rule imported for {self.what} disagrees with "
+                f"{function_name(self.function)} itself: {result.describe()}. Check that the "
+                "equivalent means the same as the function, or pass check=False to use it "
+                "unverified.")
+        if result.status == "inconclusive":
+            warnings.warn(f"{self.what} is used unverified at these inputs: {result.reason}",
+                          RuntimeWarning, stacklevel=2)
+
+    def compare(self, args: tuple, kwargs: dict) -> None:
+        where = f"{format_signature(signature_of(args))}" + (
+            f" with {', '.join(f'{k}={v!r}' for k, v in kwargs.items())}" if kwargs else "")
+        with np.errstate(all="ignore"):
+            expected = self.function(*args, **kwargs)
+            try:
+                got = self.adapter.evaluate(self.equivalent, args, kwargs)
+            except Exception as exc:
+                raise ImportRuleError(f"{_name(self.equivalent)}, the {self.source} equivalent "
+                                      f"of {function_name(self.function)}, raised at {where}: "
+                                      f"{type(exc).__name__}: {exc}") from None
+        mismatch = outputs_mismatch(expected, got)
+        if mismatch:
+            raise ImportRuleError(
+                f"{_name(self.equivalent)} from {self.source} is not an equivalent of "
+                f"{function_name(self.function)} at {where}: {mismatch}. An equivalent must "
+                "return the same outputs as the function it stands for (count, shapes, dtypes "
+                "and values).")
+
+
+def outputs_mismatch(expected: Any, got: Any) -> str:
+    """Why `got` is not `expected` (the outputs of one call), or "" when they agree: count,
+    shapes, dtypes, and values to half the digits of their precision."""
+    several = isinstance(expected, (tuple, list))
+    want = list(expected) if several else [expected]
+    have = list(got) if isinstance(got, (tuple, list)) else [got]
+    if several != isinstance(got, (tuple, list)) or len(want) != len(have):
+        return f"it returns {_count(got)}, the function returns {_count(expected)}"
+    for k, (w, g) in enumerate(zip(want, have)):
+        label = f"output {k}" if several else "the output"
+        w_dtype, g_dtype = np.result_type(w), np.result_type(g)
+        if np.shape(w) != np.shape(g) or w_dtype != g_dtype:
+            return (f"{label} is {g_dtype}{list(np.shape(g))} where the function's is "
+                    f"{w_dtype}{list(np.shape(w))}")
+        if w_dtype.kind in "fc":
+            rtol = float(np.sqrt(np.finfo(w_dtype).eps))
+            w64, g64 = np.asarray(w, np.complex128), np.asarray(g, np.complex128)
+            finite = np.isfinite(w64)
+            scale = float(np.max(np.abs(w64[finite]), initial=1.0))
+            if not np.allclose(g64, w64, rtol=rtol, atol=rtol * scale, equal_nan=True):
+                worst = float(np.nanmax(np.abs(g64 - w64), initial=0.0))
+                return (f"{label} differs in value (max |difference| {worst:.3g} against values "
+                        f"up to {scale:.3g}; tolerance {rtol:.1e} relative)")
+        elif not np.array_equal(w, g):
+            return f"{label} differs in value"
+    return ""
+
+
+def sample_arguments(signature: Signature, seed: int = 0) -> tuple | None:
+    """Sample inputs for a signature, inside most functions' domains: entries in [0.5, 1.5],
+    square matrices made diagonally dominant (invertible, with an SPD lower triangle). None when
+    a spec has no meaningful sample (integer arrays, static arguments)."""
+    rng = np.random.default_rng(seed)
+    args = [_sample(SpecInfo.of(spec), rng) for spec in signature]
+    return None if any(a is None for a in args) else tuple(args)
+
+
+def _sample(info: SpecInfo, rng: np.random.Generator):
+    if info.kind == "array" and info.dtype.kind in "fc":
+        shape = (3,) * info.ndim
+        values = rng.uniform(0.5, 1.5, shape)
+        if info.dtype.kind == "c":
+            values = values + 1j * rng.uniform(-0.5, 0.5, shape)
+        if info.ndim >= 2:
+            values = values + 3 * np.eye(3)
+        return np.asarray(values).astype(info.dtype)
+    if info.kind == "sequence":
+        items = [_sample(item, rng) for item in info.items]
+        return None if any(i is None for i in items) else info.type(items)
+    if info.kind == "other" and info.type in (float, complex):
+        return info.type(0.75)
+    return None
+
+
+def _static_key(kwargs: dict) -> tuple:
+    return tuple(sorted((k, _hashable(v)) for k, v in kwargs.items()))
+
+
+def _hashable(value):
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape)
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+def _count(out) -> str:
+    if isinstance(out, (tuple, list)):
+        return f"{len(out)} outputs"
+    return "one output"
+
+
+def _name(function: Callable) -> str:
+    module = getattr(function, "__module__", None) or ""
+    name = getattr(function, "__qualname__", None) or getattr(function, "__name__", None)
+    return f"{module}.{name}" if module and name else repr(function)
