@@ -10,12 +10,14 @@ running autograd's own tracer over the composition.
 from __future__ import annotations
 
 import operator
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-# (NumPy namespace, autograd namespace) pairs, both imported lazily by `entries()`.
+# (NumPy namespace, autograd namespace) pairs, both imported lazily by `Catalog`.
 NAMESPACES = (
     ("numpy", "autograd.numpy"),
     ("numpy.linalg", "autograd.numpy.linalg"),
@@ -42,47 +44,109 @@ class Entry:
     kind: str  # "primitive" (registered VJP), "nograd" (declared constant), "composite"
 
 
-def entries() -> dict[Callable, Entry]:
+class Catalog(Mapping):
+    """NumPy function -> Entry, built one namespace at a time. importing autograd.scipy imports
+    most of SciPy (about a second), so a SciPy namespace is read only when a function from it is
+    asked for, or when the whole table is listed."""
+
+    def __init__(self) -> None:
+        self._table: dict[Callable, Entry] = {}
+        self._pending = list(NAMESPACES)
+        for names in NAMESPACES:
+            if names[0].startswith("numpy"):
+                self._load(names)
+        self._table.setdefault(operator.getitem, _getitem_entry())
+        for function, composition in COMPOSITIONS.items():
+            self._table.setdefault(function, Entry(function, composition, "composite"))
+
+    def get(self, function, default=None):
+        entry = self._table.get(function)
+        if entry is None:
+            for names in list(self._pending):
+                if _defined_in(function, names[0]):
+                    self._load(names)
+            entry = self._table.get(function)
+        return default if entry is None else entry
+
+    def __getitem__(self, function) -> Entry:
+        entry = self.get(function)
+        if entry is None:
+            raise KeyError(function)
+        return entry
+
+    def _everything(self) -> dict[Callable, Entry]:
+        for names in list(self._pending):
+            self._load(names)
+        return self._table
+
+    def __iter__(self):
+        return iter(self._everything())
+
+    def __len__(self) -> int:
+        return len(self._everything())
+
+    def __contains__(self, function) -> bool:
+        return self.get(function) is not None
+
+    def _load(self, names: tuple[str, str]) -> None:
+        self._pending.remove(names)
+        self._table.update((f, e) for f, e in _namespace_entries(*names).items()
+                           if f not in self._table)
+
+
+def entries() -> Catalog:
+    return Catalog()
+
+
+def _defined_in(function, module_name: str) -> bool:
+    """Is `function` the attribute of that name in `module_name`? A module nobody imported cannot
+    have handed the user this function, so it is not imported here either."""
+    module = sys.modules.get(module_name)
+    name = getattr(function, "__name__", None)
+    return module is not None and name is not None and getattr(module, name, None) is function
+
+
+def _getitem_entry() -> Entry:
+    from autograd.numpy.numpy_boxes import ArrayBox
+
+    return Entry(operator.getitem, ArrayBox.__getitem__, "primitive")
+
+
+def _namespace_entries(numpy_name: str, autograd_name: str) -> dict[Callable, Entry]:
     import importlib
 
     from autograd.core import primitive_vjps
     from autograd.numpy import numpy_vjps
-    from autograd.numpy.numpy_boxes import ArrayBox
 
+    try:
+        numpy_ns = importlib.import_module(numpy_name)
+        autograd_ns = importlib.import_module(autograd_name)
+    except ImportError:
+        return {}
     nograd = {id(f) for f in numpy_vjps.nograd_functions}
     # Some public autograd names are Python wrappers (mean, where, std) around a primitive that
     # wraps the NumPy function itself: find those primitives by the function they wrap.
     primitive_of = {getattr(w, "fun", None): w for w in primitive_vjps}
     table: dict[Callable, Entry] = {}
-    for numpy_name, autograd_name in NAMESPACES:
-        try:
-            numpy_ns = importlib.import_module(numpy_name)
-            autograd_ns = importlib.import_module(autograd_name)
-        except ImportError:
+    for name, wrapped in vars(autograd_ns).items():
+        if name.startswith("_") or name in SKIPPED or not callable(wrapped):
             continue
-        for name, wrapped in vars(autograd_ns).items():
-            if name.startswith("_") or name in SKIPPED or not callable(wrapped):
-                continue
-            function = getattr(numpy_ns, name, None)
-            if function is None or not _dispatches(function) or function in table:
-                continue
-            if function in primitive_of:
-                wrapped, kind = primitive_of[function], "primitive"
-            elif wrapped in primitive_vjps:
-                kind = "primitive"
-            elif id(wrapped) in nograd:
-                kind = "nograd"
-            elif getattr(wrapped, "_is_autograd_primitive", False):
-                continue  # a primitive autograd cannot differentiate
-            elif isinstance(wrapped, type):
-                continue
-            else:
-                kind = "composite"
-            table[function] = Entry(function, wrapped, kind)
-    table[operator.getitem] = Entry(operator.getitem, ArrayBox.__getitem__, "primitive")
-    for function, composition in COMPOSITIONS.items():
-        if table.get(function) is None:
-            table[function] = Entry(function, composition, "composite")
+        function = getattr(numpy_ns, name, None)
+        if function is None or not _dispatches(function) or function in table:
+            continue
+        if function in primitive_of:
+            wrapped, kind = primitive_of[function], "primitive"
+        elif wrapped in primitive_vjps:
+            kind = "primitive"
+        elif id(wrapped) in nograd:
+            kind = "nograd"
+        elif getattr(wrapped, "_is_autograd_primitive", False):
+            continue  # a primitive autograd cannot differentiate
+        elif isinstance(wrapped, type):
+            continue
+        else:
+            kind = "composite"
+        table[function] = Entry(function, wrapped, kind)
     return table
 
 
