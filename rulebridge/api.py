@@ -40,7 +40,12 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, *,
         boxed = list(args)
         for i in positions:
             boxed[i] = tape.new_input(args[i])
-        result = f(*boxed, **kwargs)
+        try:
+            result = f(*boxed, **kwargs)
+        finally:
+            tape.close()
+        if tape.mutation is not None:
+            tape.mutation.check_result(result)
         value = _scalar_output(f, result, tape)
         seeds = {}
         if type(result) is Traced:
@@ -85,7 +90,13 @@ def _run_traced(f, args, source):
     for a in args:
         if type(a) is Traced:
             raise _nested(f)
-    return tape, boxed, f(*boxed)
+    try:
+        result = f(*boxed)
+    finally:
+        tape.close()
+    if tape.mutation is not None:
+        tape.mutation.check_result(result)
+    return tape, boxed, result
 
 
 def _positions(f, argnums, n_args) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .errors import RuleContractError
 from .signature import format_signature
+from .mutation import WriteOp
 from .tape import Tape
 
 _ndarray = np.ndarray
@@ -21,6 +22,8 @@ _ndarray = np.ndarray
 def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
     """Run every pullback whose outputs received a cotangent; return the cotangents of the
     variables no op defined (the tape's inputs)."""
+    if tape.mutation is not None and not tape.mutation.sweeping:
+        return tape.mutation.sweep(backward, tape, seeds)  # restores, then redoes, the writes
     cts: dict[int, Any] = dict(seeds)
     owned: set[int] = set()
     for op in reversed(tape.ops):
@@ -28,6 +31,8 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
         if op.structure is None:
             g = cts.pop(outputs[0], None)
             if g is None:
+                if type(op) is WriteOp:  # pullbacks before it need the values it overwrote
+                    op.residuals.swap()
                 continue
         else:
             g = tuple(None if v is None else cts.pop(v, None) for v in outputs)

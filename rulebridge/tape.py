@@ -51,6 +51,9 @@ class Tape:
         self.inputs: list[int] = []  # variables of the traced arguments, in order
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
+        # Set by the first in-place write (rulebridge/mutation.py), which also shadows `record`
+        # on this instance with a checking version: call it as `tape.record(...)`.
+        self.mutation = None
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -93,7 +96,7 @@ class Tape:
         key = (function, signature_of(values))
         rule = self.rules.get(key)
         if rule is None:
-            rule = self.registry.lookup(function, key[1], self.source)
+            rule = self._lookup(function, key[1])
         out, residuals = rule.forward(values, kwargs)
         if type(out) is _ndarray or isinstance(out, np.generic):
             if out.dtype.kind not in _INEXACT:
@@ -103,6 +106,17 @@ class Tape:
             self.ops.append(Op(rule, values, kwargs, tuple(inputs), (var,), None, residuals))
             return Traced(out, var, self)
         return self._record_multi(rule, values, kwargs, tuple(inputs), out, residuals)
+
+    def _lookup(self, function: Callable, signature) -> Any:
+        """A rule the cache did not have: the engine's own (buffer allocation, the write; see
+        rulebridge/inplace.py) before the adapters'."""
+        from .inplace import engine_rule
+
+        rule = engine_rule(function, signature)
+        if rule is None:
+            return self.registry.lookup(function, signature, self.source)
+        self.rules[(function, signature)] = rule
+        return rule
 
     def _record_multi(self, rule, values, kwargs, inputs, out, residuals):
         from .traced import Traced
@@ -142,6 +156,12 @@ class Tape:
                 item_vars.append(None)
         return items, tuple(item_vars)
 
+    def close(self) -> None:
+        """The differentiated function has returned (or raised): from now on a box of this tape
+        can only be one that escaped it, so refuse it instead of recording onto a finished tape.
+        Shadowing `record` on the instance keeps the hot path free of a check."""
+        self.record = _record_escaped
+
     # -- editing -------------------------------------------------------------------------------
 
     def replace(self, index: int, op: Op) -> None:
@@ -165,7 +185,7 @@ class Tape:
             rule = op.rule
             signature = signature_of(values)
             if signature != rule.signature:
-                rule = self.registry.lookup(rule.function, signature, self.source)
+                rule = self._lookup(rule.function, signature)
             out, _ = rule.forward(values, op.kwargs)
             if op.structure is None:
                 env[op.outputs[0]] = out
@@ -249,6 +269,14 @@ def _rebuild(structure, items):
     if structure is tuple or structure is list:
         return structure(items)
     return structure(*items)  # a namedtuple such as EighResult
+
+
+def _record_escaped(function, args, kwargs):
+    raise NestedDifferentiationError(
+        f"{function_name(function)} received a traced value that escaped a finished "
+        "differentiation (kept in a global, a closure or a cache after grad/vjp/trace returned). "
+        "Its gradient can no longer be recorded; return plain results from differentiated "
+        "functions, or compute this inside the differentiated function.")
 
 
 def _foreign_box(function) -> Exception:

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import MutationError, TracingError
+from . import inplace
+from .errors import TracingError
+from .mutation import setitem
 from .signature import format_spec, spec_of
 
 
@@ -32,27 +34,36 @@ class Traced:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__":
-            return self._tape.record(_UfuncMethod.get(ufunc, method), inputs, kwargs)
+            if method == "at":
+                inplace.refuse_ufunc_at(ufunc)
+            function = _UfuncMethod.get(ufunc, method)
+            if "out" in kwargs:
+                return inplace.ufunc_out(self, function, inputs, kwargs)
+            return self._tape.record(function, inputs, kwargs)
         if kwargs:
             if "out" in kwargs:
-                return _refuse_out(ufunc)
+                return inplace.ufunc_out(self, ufunc, inputs, kwargs)
             _refuse_traced_kwargs(ufunc, kwargs)
         return self._tape.record(ufunc, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         if kwargs:
             if kwargs.get("out") is not None:
-                return _refuse_out(func)
+                return inplace.function_out(self, func, types, args, kwargs)
             if any(_contains_box(v) for v in kwargs.values()):
                 args, kwargs = _positional(func, args, kwargs)
         return self._tape.record(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
         raise TracingError(
-            "a traced value was converted to a plain ndarray (np.asarray, np.array, or a library "
-            "that calls them), which would cut the gradient. Build arrays from traced values with "
-            "np.stack, np.concatenate or np.hstack, and keep plain-array helpers (np.asarray) out "
-            f"of the differentiated code. The value: {self._describe()}.")
+            "a traced value was converted to a plain ndarray, which would cut the gradient "
+            f"(the value: {self._describe()}). Either it was written into a plain ndarray "
+            "(buf[i] = x where buf = np.zeros(n)): NumPy converts the value with __array__ and "
+            "gives no hook that says which array it is written into, so the write cannot be "
+            f"recorded; {inplace.PLAIN_BUFFER_FIX}. Or it was passed to np.asarray, np.array "
+            "or a library that calls them: build arrays from traced values with np.stack, "
+            "np.concatenate or np.hstack, and keep plain-array helpers out of the "
+            "differentiated code.")
 
     # -- what may not leave the tape ----------------------------------------------------------
 
@@ -62,7 +73,10 @@ class Traced:
 
     def __float__(self):
         self._refuse("float()", "Keep it an array (x[()] or np.sum(x) for a 0-d result); to use "
-                     "the value in Python control flow, compare it (`if x > 0:` works).")
+                     "the value in Python control flow, compare it (`if x > 0:` works). If it "
+                     "was written into an element of a plain ndarray (buf[i] = x where "
+                     "buf = np.zeros(n); NumPy then reports 'setting an array element with a "
+                     "sequence'), the write cannot be recorded: " + inplace.PLAIN_BUFFER_FIX + ".")
 
     def __complex__(self):
         self._refuse("complex()", "Keep it an array.")
@@ -105,10 +119,8 @@ class Traced:
                                "them from plain arrays (or compare: x[y > 0])")
         return self._tape.record(operator.getitem, (self, index), {})
 
-    def __setitem__(self, index, value):
-        raise MutationError(
-            f"item assignment x[...] = v on a traced value ({self._describe()}) is not supported "
-            "yet. Build the new array functionally (np.where, np.concatenate) instead.")
+    __setitem__ = setitem  # recorded in place: rulebridge/mutation.py
+    fill = inplace.fill
 
     def reshape(self, *shape, **kwargs):
         if len(shape) == 1 and not isinstance(shape[0], int):
@@ -197,18 +209,8 @@ Traced.__pos__ = _unary(np.positive)
 Traced.__abs__ = _unary(np.absolute)
 
 
-def _refuse_inplace(name):
-    def op(self, other):
-        raise MutationError(
-            f"in-place `{name}` on a traced value ({self._describe()}) is not supported yet; "
-            f"write `x = x {name[:-1]} y` instead.")
-    return op
-
-
-for _symbol in ("+=", "-=", "*=", "/=", "**=", "@=", "//=", "%="):
-    _key = {"+=": "iadd", "-=": "isub", "*=": "imul", "/=": "itruediv", "**=": "ipow",
-            "@=": "imatmul", "//=": "ifloordiv", "%=": "imod"}[_symbol]
-    setattr(Traced, f"__{_key}__", _refuse_inplace(_symbol))
+for _name, _function in _BINARY.items():
+    setattr(Traced, f"__i{_name}__", inplace.augmented(_function))
 
 
 class _UfuncMethod:
@@ -268,8 +270,3 @@ def _positional(function, args, kwargs):
     del bound
     return tuple(positional), rest
 
-
-def _refuse_out(function):
-    raise MutationError(
-        f"{getattr(function, '__name__', function)}(..., out=...) with traced values is not "
-        "supported yet; assign the result instead (y = f(x)).")

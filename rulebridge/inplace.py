@@ -1,0 +1,182 @@
+"""Every way NumPy code writes into an array, routed to the one recorded write (`mutation.setitem`).
+
+In-place operators and `out=` compute the result with the ordinary recorded op (`x += y` records
+`np.add(x, y)`), then write it into the target, so every source's rules serve mutating code
+unchanged: mutation is the engine's job, not a source's. Buffers allocated from a traced array
+(`np.zeros_like(x)`, `np.empty(shape, like=x)`) come back as boxes through the engine's own
+allocation rules, so writes into them are recorded too. What cannot be recorded is refused here
+with the fix: a plain ndarray as `out=` of traced inputs, `ufunc.at`, `np.put` and friends.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .errors import MutationError
+from .mutation import _write_rule, setitem
+from .rule import Rule, function_name
+
+_ndarray = np.ndarray
+
+PLAIN_BUFFER_FIX = ("allocate the buffer from a traced array instead: np.zeros_like(x), "
+                    "np.empty_like(x), np.ones_like(x), np.full_like(x, c), or "
+                    "np.zeros(shape, like=x) / np.empty(shape, like=x)")
+
+
+# -- in-place operators ---------------------------------------------------------------------------
+
+
+_SYMBOLS = {np.add: "+=", np.subtract: "-=", np.multiply: "*=", np.divide: "/=", np.power: "**=",
+            np.floor_divide: "//=", np.remainder: "%=", np.matmul: "@="}
+
+
+def augmented(function):
+    """`x += y` and friends: `np.add(x, y)` recorded, then written into `x` (NumPy scalars are
+    immutable, so for them `x += y` just rebinds the name)."""
+    symbol = _SYMBOLS[function]
+
+    def op(self, other):
+        result = function(self, other)
+        if type(self._value) is not _ndarray:
+            return result
+        _check_cast(function, result, self._value, "same_kind")
+        return setitem(self, Ellipsis, result, what=f"x {symbol} y")
+
+    op.__name__ = f"__i{function.__name__}__"
+    return op
+
+
+def fill(self, value):
+    """`x.fill(v)`: returns None, like NumPy."""
+    setitem(self, Ellipsis, value, what="x.fill(v)")
+
+
+# -- out= -----------------------------------------------------------------------------------------
+
+
+def ufunc_out(box, ufunc, inputs, kwargs):
+    """`np.exp(x, out=buf)`, `np.multiply(x, y, out=buf)`, `np.add.reduce(x, out=buf)`."""
+    name = function_name(ufunc)
+    kwargs = dict(kwargs)
+    outs = kwargs.pop("out")
+    outs = outs if type(outs) is tuple else (outs,)
+    where = kwargs.get("where", True)
+    if where is not True:
+        raise MutationError(
+            f"{name}(..., out=..., where=...) on traced values is not supported: write "
+            "out[mask] = f(x)[mask] (or np.where(mask, f(x), out)) instead.")
+    box_type = type(box)
+    traced = any(type(a) is box_type for a in inputs)
+    for out in outs:
+        if out is not None and type(out) is not box_type:
+            _refuse_plain_out(name, out, traced)
+    if traced:
+        result = box._tape.record(ufunc, inputs, kwargs)
+    else:
+        result = ufunc(*inputs, **kwargs)
+    results = result if len(outs) > 1 else (result,)
+    casting = kwargs.get("casting", "same_kind")
+    written = []
+    for out, r in zip(outs, results):
+        if out is None:
+            written.append(r)
+            continue
+        _check_cast(ufunc, r, out._value, casting)
+        written.append(setitem(out, Ellipsis, r, what=f"{name}(..., out=...)"))
+    return tuple(written) if len(outs) > 1 else written[0]
+
+
+def function_out(box, func, types, args, kwargs):
+    """`np.sum(x, axis=0, out=buf)`, `np.clip(x, 0, 1, out=x)`: the result, then the write."""
+    name = function_name(func)
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    out = kwargs["out"]
+    if type(out) is tuple and len(out) == 1:
+        out = out[0]
+    if type(out) is not type(box):
+        _refuse_plain_out(name, out, True)
+    result = box.__array_function__(func, types, args, rest)
+    if np.shape(result) != out.shape:
+        raise ValueError(f"{name}: the output array has shape {out.shape}, the result has shape "
+                         f"{np.shape(result)}")
+    return setitem(out, Ellipsis, result, what=f"{name}(..., out=...)")
+
+
+def _check_cast(function, result, target, casting):
+    dtype = np.result_type(getattr(result, "_value", result))
+    if not np.can_cast(dtype, target.dtype, casting):
+        raise TypeError(f"Cannot cast {function_name(function)} output from {dtype!r} to "
+                        f"{target.dtype!r} with casting rule {casting!r}")
+
+
+def _refuse_plain_out(name, out, traced):
+    if not traced:
+        return
+    raise MutationError(
+        f"{name}(..., out=buf) with traced inputs and a plain {type(out).__name__} as buf: the "
+        "result would be written into an array the tape cannot follow, and later reads of buf "
+        f"would silently drop the gradient. Either assign the result (y = {name}(...)), or "
+        f"{PLAIN_BUFFER_FIX}.")
+
+
+def refuse_ufunc_at(ufunc):
+    raise MutationError(
+        f"{function_name(ufunc)}.at(x, indices, ...) writes into x in place, with repeated "
+        "indices accumulating; it is not supported on traced values. Write "
+        "x = x + np.bincount(indices, weights=v, minlength=len(x)) style code, or x[idx] += v "
+        "with distinct indices.")
+
+
+# -- the engine's own rules: buffer allocation, refusals, the write itself -------------------------
+
+_ALLOCATORS = frozenset({np.zeros_like, np.empty_like, np.ones_like, np.full_like,
+                         np.zeros, np.empty, np.ones, np.full})
+_IN_PLACE = {np.copyto: "dst[...] = src", np.put: "x[indices] = values",
+             np.place: "x[mask] = values", np.putmask: "x[mask] = values[mask]",
+             np.fill_diagonal: "x[np.diag_indices(n)] = v",
+             np.put_along_axis: "x[index tuple] = values"}
+
+
+def engine_rule(function, signature) -> Rule | None:
+    """The engine's rule for `function`, or None: these are bookkeeping, not maths, so no source
+    provides them. Raises MutationError for NumPy functions that write into an argument."""
+    if function in _ALLOCATORS:
+        return Rule(function, signature, _allocate(function), _allocation_pullback(function),
+                    source="rulebridge", notes="engine: a new buffer")
+    if function is operator.setitem:
+        return _write_rule(signature)
+    if function is np.copy:
+        return Rule(function, signature, _allocate(function), _copy_pullback, source="rulebridge",
+                    notes="engine: a copy, which the fix for aliasing errors relies on")
+    fix = _IN_PLACE.get(function)
+    if fix is not None:
+        raise MutationError(f"{function_name(function)} writes into its argument in place, which "
+                            f"rulebridge does not record for traced values; write {fix} instead.")
+    return None
+
+
+def _allocate(function):
+    def forward(args, kwargs):
+        return function(*args, **kwargs), None
+
+    return forward
+
+
+def _copy_pullback(residuals, g, argnums):
+    return (g,)  # the identity: same shape and dtype
+
+
+def _allocation_pullback(function):
+    name = function_name(function)
+
+    def pullback(residuals, g, argnums):
+        # A new buffer's values do not depend on the array it was shaped like. A traced fill
+        # value would need its own write; refuse rather than drop its gradient.
+        if 1 in argnums and function in (np.full, np.full_like):
+            raise MutationError(f"{name} with a traced fill value is not supported: allocate with "
+                                "buf = np.empty_like(x) and write buf.fill(v) or buf[...] = v.")
+        return (None,) * len(argnums)
+
+    return pullback

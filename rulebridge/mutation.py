@@ -1,0 +1,369 @@
+"""In-place writes on the tape: `x[i] = v`, `x += y`, `np.exp(x, out=x)`, `x.fill(v)`.
+
+The discipline is Mooncake's. The primal program runs exactly as NumPy runs it: a write really
+writes into the array (a caller's argument included), so every value, and every alias through a
+view, is NumPy's own. A write is one tape op, `x' = setitem(x, index, v)`, that first saves what it
+overwrites (a copy of `x[index]`, so its cost is proportional to what it writes) and rebinds the
+box to the new variable `x'`. Its pullback *swaps* the saved values back in before anything else.
+Because the sweep runs pullbacks in reverse order, every earlier op's pullback then sees the
+primal state its forward saw: the arrays an op keeps as residuals (autograd's `(out, args,
+kwargs)`) are restored in place rather than copied on every write, which is what makes restoring
+exact and cheap. After the sweep, `MutationState.sweep` swaps every restored write forward again,
+so the caller sees NumPy's final result and a `vjp` pullback can run any number of times.
+
+Cotangents of a write are pure data movement: `v` gets `g[index]` (broadcast values go through an
+imported `np.add` rule, whose unbroadcast is the source's maths), `x` gets `g` with `g[index]`
+zeroed. The zeroing happens in place when `g` is the buffer this module handed to that variable
+itself (nobody else can hold it), so a loop of single-element writes costs O(1) per write in both
+directions after one copy.
+
+Aliasing. A box whose memory is overwritten through *another* array (a view or its base) keeps a
+stale variable: the tape would silently disagree with NumPy. Each write logs `(variable created,
+region written)` under the memory's owner (the base array); variables are numbered in creation
+order, so a box is stale exactly when a write newer than its variable overlapped its memory.
+Checking that on every read would tax programs that never write, so the check is switched on per
+tape by the first write (`Tape.record` is shadowed by `MutationState.checked_record`): immutable
+code pays nothing. A stale read raises `MutationError` naming both operations.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .conform import conform_cotangent
+from .errors import MutationError, TracingError
+from .rule import Rule, function_name
+from .signature import format_spec, signature_of, spec_of
+from .tape import Op, Tape
+
+_ndarray = np.ndarray
+
+
+class WriteOp(Op):
+    """A recorded write; the sweep restores what it overwrote even when it gets no cotangent."""
+
+    __slots__ = ()
+
+
+class Write:
+    """What one write needs in reverse: where it wrote, and the values it replaced."""
+
+    __slots__ = ("target", "index", "saved", "restored", "full", "in_var", "out_var", "value",
+                 "state")
+
+    def __init__(self, target, index, saved, full, in_var, out_var, value, state):
+        self.target = target
+        self.index = index
+        self.saved = saved  # the overwritten values (after a restore: the written ones)
+        self.restored = False
+        self.full = full  # the write covers the whole target
+        self.in_var = in_var
+        self.out_var = out_var
+        self.value = value  # the primal of the written value (for its cotangent's shape, dtype)
+        self.state = state
+
+    def swap(self) -> None:
+        """Put the saved values back and keep the current ones: restores, and then redoes."""
+        current = self.target[self.index]
+        if type(current) is _ndarray and np.may_share_memory(current, self.target):
+            current = current.copy()
+        self.target[self.index] = self.saved
+        self.saved = current
+        self.restored = not self.restored
+
+    def pullback(self, g, argnums):
+        """`argnums` is (0,) or (0, 2): the target is always traced, the value may be."""
+        self.swap()
+        if g is None:
+            return (None,) * len(argnums)
+        with_value = len(argnums) == 2
+        if self.full:  # nothing of the old target survives; the value gets all of g
+            return (None, conform_cotangent(g, self.value)) if with_value else (None,)
+        handed = self.state.handed
+        ours = handed.pop(self.out_var, None) is g  # then no one else holds g: zero in place
+        value_ct = None
+        if with_value:
+            value_ct = g[self.index]
+            if ours and type(value_ct) is _ndarray and np.may_share_memory(value_ct, g):
+                value_ct = value_ct.copy()
+            value_ct = conform_cotangent(value_ct, self.value)
+        target_ct = g if ours else np.array(g, copy=True)
+        target_ct[self.index] = 0
+        handed[self.in_var] = target_ct
+        return (target_ct, value_ct) if with_value else (target_ct,)
+
+
+def _write_pullback(residuals, g, argnums):
+    return residuals.pullback(g, argnums)
+
+
+def _functional_write(args, kwargs):
+    """The write as a pure function, for `Tape.replay`."""
+    target, index, value = args
+    out = target.copy()
+    out[index] = value
+    return out, None
+
+
+class MutationState:
+    """Per tape, created by its first write: the writes in order and the write log per owner."""
+
+    def __init__(self, tape: Tape, box_type: type) -> None:
+        self.tape = tape
+        self.box_type = box_type
+        self.writes: list[WriteOp] = []
+        self.log: dict[int, list] = {}  # id(owner) -> [(variable created, region, description)]
+        self.owners: list = []  # keeps every logged owner alive, so its id stays unique
+        self.clean: dict[int, int] = {}  # variable -> newest write it was checked against
+        self.handed: dict[int, Any] = {}  # variable -> cotangent buffer this module owns
+        self.sweeping = False
+        tape.mutation = self
+        tape.record = self.checked_record  # from now on, reads check for stale aliases
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def checked_record(self, function, args, kwargs):
+        box_type = self.box_type
+        for a in args:
+            if type(a) is box_type:
+                self.check(a, function)
+            elif type(a) is list or type(a) is tuple:
+                for item in a:
+                    if type(item) is box_type:
+                        self.check(item, function)
+        return Tape.record(self.tape, function, args, kwargs)
+
+    def check(self, box, reader, overwritten=None) -> None:
+        """Raise when `box`'s memory was overwritten, after its variable was made, through
+        another array; writes inside `overwritten` (a region the caller is about to overwrite
+        whole) do not count: that is how Python runs `x[i] += v` (x[i] is a view, written by
+        `+=`, then assigned back)."""
+        value = box._value
+        entries = self.log.get(id(_owner(value)))
+        if entries is None:
+            return
+        var = box._var
+        since = self.clean.get(var, var)
+        if entries[-1][0] <= since:
+            return
+        for written_var, region, what in reversed(entries):
+            if written_var <= since:
+                break
+            if _overlaps(value, region) and not _within(region, overwritten):
+                raise _stale(box, reader, what)
+        self.clean[var] = entries[-1][0]
+
+    def log_write(self, target, region, out_var: int, what: str) -> None:
+        owner = _owner(target)
+        entries = self.log.get(id(owner))
+        if entries is None:
+            entries = self.log[id(owner)] = []
+            self.owners.append(owner)
+        entries.append((out_var, region, what))
+
+    def check_result(self, result) -> None:
+        """The function's return value is read too: a stale box there would seed a wrong
+        variable."""
+        if type(result) is self.box_type:
+            self.check(result, "the returned value")
+        elif isinstance(result, (tuple, list)):
+            for item in result:
+                self.check_result(item)
+
+    # -- the reverse sweep ---------------------------------------------------------------------
+
+    def sweep(self, backward, tape, seeds):
+        """Run `backward` (which restores each write as it passes it), then redo the restored
+        writes in forward order, also when a pullback raised."""
+        self.sweeping = True
+        self.handed = {}
+        try:
+            return backward(tape, seeds)
+        finally:
+            self.sweeping = False
+            self.handed = {}
+            for op in self.writes:
+                if op.residuals.restored:
+                    op.residuals.swap()
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def setitem(box, index, value, what: str | None = None):
+    """`box[index] = value`, recorded; rebinds `box` to a new variable and returns it."""
+    if _contains_box(index, type(box)):
+        raise TracingError("an index holding a traced value: indices carry no gradient, compute "
+                           "them from plain arrays (or compare: x[y > 0] = v)")
+    tape = box._tape
+    state = tape.mutation or MutationState(tape, type(box))
+    target = box._value
+    what = what or f"setitem {_format_index(index)} = ..."
+    what = f"{what} on {_describe(target)}"
+    old = target[index]
+    view = type(old) is _ndarray and np.may_share_memory(old, target)
+    state.check(box, what, old if view else None)
+    value_var, value_primal = None, value
+    if type(value) is type(box):
+        if value._tape is not tape:
+            raise MutationError(f"{what}: the value comes from another differentiation")
+        state.check(value, what)
+        written = value._value
+        value = _fit(value, np.shape(old), what)
+        value_var, value_primal = value._var, value._value
+        if _has_repeats(index, target.shape):
+            raise MutationError(
+                f"{what}: the index repeats a position, so NumPy keeps only one of the values "
+                "written there and which one is unspecified. Write each position once (np.unique "
+                "the indices), or accumulate with x = x + np.bincount(...)-style code.")
+    saved = old.copy() if view else old
+    target[index] = value_primal if value_var is None else written  # NumPy's own write
+    out_var = tape.new_var()
+    full = _covers_all(index, target.ndim)
+    record = Write(target, index, saved, full, box._var, out_var, value_primal, state)
+    args = (target, index, value_primal)
+    op = WriteOp(_write_rule(signature_of(args)), args, {}, (box._var, None, value_var),
+                 (out_var,), None, record)
+    tape.ops.append(op)
+    state.writes.append(op)
+    state.log_write(target, old if view else target, out_var, what)
+    box._var = out_var
+    return box
+
+
+def _fit(value, shape, what):
+    """The traced value shaped like the region it is written to, through recorded ops so that
+    the source's rules (reshape, np.add's unbroadcast) carry its cotangent."""
+    vshape = np.shape(value._value)
+    if vshape == shape:
+        return value
+    extra = len(vshape) - len(shape)
+    if extra > 0:  # NumPy drops leading length-1 axes of the value
+        if any(n != 1 for n in vshape[:extra]):
+            raise ValueError(f"could not broadcast input array from shape {vshape} into shape "
+                             f"{shape} ({what})")
+        value = np.reshape(value, vshape[extra:])
+    np.broadcast_shapes(np.shape(value._value), shape)  # NumPy's error when it cannot
+    # Only the gradient goes through this op; the write itself stores NumPy's broadcast of the
+    # original value (v + 0.0 would turn -0.0 into +0.0).
+    return np.add(value, np.zeros(shape, dtype=np.result_type(value._value)))
+
+
+_RULES: dict = {}
+
+
+def _write_rule(signature) -> Rule:
+    rule = _RULES.get(signature)
+    if rule is None:
+        rule = _RULES[signature] = Rule(operator.setitem, signature, _functional_write,
+                                        _write_pullback, source="rulebridge", notes="engine")
+    return rule
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _owner(a):
+    """The object that owns `a`'s memory (NumPy keeps a view's `base` pointing at it)."""
+    base = getattr(a, "base", None)
+    while base is not None:
+        a = base
+        base = getattr(a, "base", None)
+    return a
+
+
+def _overlaps(value, region) -> bool:
+    if type(value) is not _ndarray or not np.may_share_memory(value, region):
+        return False
+    try:
+        return np.shares_memory(value, region, max_work=10_000)
+    except np.exceptions.TooHardError:
+        return True  # undecided: assume they overlap (a clear error, never a wrong gradient)
+
+
+def _within(region, outer) -> bool:
+    """Is every element of `region` inside `outer`? Exact for the same view, and for any region
+    of a contiguous `outer`; otherwise it answers False (the caller then refuses)."""
+    if outer is None:
+        return False
+    inner = region.__array_interface__
+    bounds = outer.__array_interface__
+    if (inner["data"][0], region.shape, region.strides) == (bounds["data"][0], outer.shape,
+                                                             outer.strides):
+        return True
+    if not (outer.flags.c_contiguous or outer.flags.f_contiguous):
+        return False
+    low, high = np.lib.array_utils.byte_bounds(region)
+    outer_low, outer_high = np.lib.array_utils.byte_bounds(outer)
+    return outer_low <= low and high <= outer_high
+
+
+def _stale(box, reader, what) -> MutationError:
+    name = reader if isinstance(reader, str) else function_name(reader)
+    return MutationError(
+        f"{name} reads a traced array ({_describe(box._value)}) whose memory was overwritten "
+        f"later through another array sharing it (a view of it, or its base): {what}. With "
+        "NumPy's aliasing the read sees the new values, which are not part of this array's "
+        "recorded history, so its gradient would be wrong. Write through the array you read "
+        "afterwards (x[1] = v, not v = x[1:3]; v[0] = ...), or copy before writing "
+        "(v = x[1:3].copy()).")
+
+
+def _describe(x) -> str:
+    return f"{format_spec(spec_of(x))} of shape {np.shape(x)}"
+
+
+def _contains_box(value, box_type) -> bool:
+    if type(value) is box_type:
+        return True
+    if type(value) is tuple or type(value) is list:
+        return any(_contains_box(v, box_type) for v in value)
+    return False
+
+
+def _format_index(index) -> str:
+    items = index if type(index) is tuple else (index,)
+    return "[" + ", ".join(_format_item(i) for i in items) + "]"
+
+
+def _format_item(item) -> str:
+    if item is Ellipsis:
+        return "..."
+    if type(item) is slice:
+        parts = ["" if p is None else str(p) for p in (item.start, item.stop, item.step)]
+        return ":".join(parts[:2] if item.step is None else parts)
+    if isinstance(item, (_ndarray, list)):
+        array = np.asarray(item)
+        return f"<{array.dtype} array of shape {array.shape}>"
+    return repr(item)
+
+
+def _covers_all(index, ndim: int) -> bool:
+    items = index if type(index) is tuple else (index,)
+    return all(i is Ellipsis or (type(i) is slice and i == slice(None)) for i in items)
+
+
+def _has_repeats(index, shape) -> bool:
+    """Does an integer-array index name some position twice? (Slices, ints and masks never do.)"""
+    items = index if type(index) is tuple else (index,)
+    arrays = [np.asarray(i) if type(i) is list else i for i in items]
+    kinds = {a.dtype.kind for a in arrays if type(a) is _ndarray}
+    if not kinds & set("iu"):
+        return False
+    if "b" in kinds:
+        return True  # a mask beside integer arrays: not worth deciding, refuse
+    consumed = sum(0 if a is None or a is Ellipsis else 1 for a in arrays)
+    axis, integer, sizes = 0, [], []
+    for a in arrays:
+        if a is Ellipsis:
+            axis += len(shape) - consumed
+        elif a is not None:
+            if type(a) is _ndarray and a.dtype.kind in "iu":
+                integer.append(a % shape[axis])
+                sizes.append(shape[axis])
+            axis += 1
+    flat = np.ravel_multi_index(np.broadcast_arrays(*integer), sizes).ravel()
+    return np.unique(flat).size < flat.size

@@ -1,0 +1,317 @@
+"""Differentiating NumPy code that writes into arrays, against float64 central differences of the
+same code run by NumPy, for every installed source."""
+
+import numpy as np
+import pytest
+
+import rulebridge as rb
+from rulebridge import MutationError, TracingError
+
+INSTALLED = {str(info) for info in rb.adapters() if info.available}
+SOURCES = [pytest.param(name, marks=pytest.mark.skipif(name not in INSTALLED,
+                                                       reason=f"adapter {name} not installed"))
+           for name in ("autograd", "jax")]
+
+
+@pytest.fixture(params=SOURCES)
+def source(request):
+    return request.param
+
+
+def _numerical_grad(f, args, argnum, h=1e-5):
+    """Central differences of `f` (run by NumPy on fresh copies, since `f` may write into its
+    arguments) with respect to `args[argnum]`."""
+    x = np.asarray(args[argnum], dtype=np.float64)
+    g = np.zeros_like(x)
+
+    def at(point):
+        call = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+        call[argnum] = point if isinstance(args[argnum], np.ndarray) else float(point)
+        return f(*call)
+
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = h
+        g[i] = (at(x + step) - at(x - step)) / (2 * h)
+    return g
+
+
+def assert_gradient(f, args, source, argnums=0, rtol=1e-6):
+    """rulebridge's gradient of `f` equals central differences at `rtol` relative."""
+    positions = argnums if isinstance(argnums, tuple) else (argnums,)
+    calls = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    grads = rb.grad(f, argnums=argnums, source=source)(*calls)
+    grads = grads if isinstance(argnums, tuple) else (grads,)
+    for i, g in zip(positions, grads):
+        reference = _numerical_grad(f, args, i)
+        np.testing.assert_allclose(g, reference, rtol=rtol,
+                                   atol=rtol * max(1.0, np.max(np.abs(reference))))
+
+
+RNG = np.random.default_rng(5)
+
+
+# -- the programs of issue 5 ----------------------------------------------------------------------
+
+
+def heat(u0, k):
+    u = np.copy(u0)
+    for _ in range(8):
+        u[1:-1] = u[1:-1] + k * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return np.sum(u ** 2 * np.linspace(1.0, 2.0, len(u)))
+
+
+def test_heat_stencil_updated_in_place(source):
+    assert_gradient(heat, (RNG.normal(size=9), 0.21), source, argnums=(0, 1))
+
+
+def accumulate(W, x, c):
+    acc = np.zeros(W.shape[1], like=W)
+    for i in range(W.shape[0]):
+        acc += W[i] * x[i]
+    acc *= c
+    return np.sum(np.sin(acc))
+
+
+def test_accumulation_with_augmented_assignment(source):
+    args = (RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3)), 1.3)
+    assert_gradient(accumulate, args, source, argnums=(0, 1, 2))
+
+
+def rows_then_column(x):
+    buf = np.empty((4, len(x)), like=x)
+    for i in range(4):
+        buf[i] = np.sin(x * (i + 1))
+    buf[:, 2] = buf[:, 0] * buf[:, 1] + buf[:, 3]
+    return np.sum(buf * np.arange(1.0, 4 * len(x) + 1).reshape(4, len(x)))
+
+
+def test_buffer_filled_row_by_row_then_column_overwritten(source):
+    assert_gradient(rows_then_column, (RNG.normal(size=5),), source)
+
+
+def out_arguments(x, y):
+    buf = np.empty_like(x)
+    np.multiply(x, y, out=buf)
+    np.exp(buf, out=buf)
+    buf[1] = x[0] * 3.0
+    return np.sum(buf * y)
+
+
+def test_out_arguments_then_element_overwrite(source):
+    assert_gradient(out_arguments, (RNG.normal(size=4), RNG.normal(size=4)), source,
+                    argnums=(0, 1))
+
+
+def mooncake_loop(x):
+    y = np.zeros_like(x)
+    for n in range(len(x)):
+        y[n] = np.sin(np.cos(np.exp(x[n])))
+    return np.sum(y)
+
+
+def test_mooncake_write_loop(source):
+    assert_gradient(mooncake_loop, (RNG.normal(size=6),), source)
+
+
+def view_read_then_base_written(x):
+    u = np.copy(x)
+    v = u[1:4]
+    s = np.sum(np.sin(v))
+    u[2] = u[0] * u[4]
+    return s + np.sum(u ** 2)
+
+
+def test_view_read_before_its_base_is_written(source):
+    assert_gradient(view_read_then_base_written, (RNG.normal(size=6),), source)
+
+
+def write_through_view(x):
+    u = np.copy(x)
+    v = u[1:4]
+    v[0] = u[0] ** 2
+    v *= 2.0
+    return np.sum(np.cos(v))
+
+
+def test_write_through_a_view(source):
+    assert_gradient(write_through_view, (RNG.normal(size=6),), source)
+
+
+def read_base_written_through_view(u):
+    v = u[1:4]
+    v[0] = 5.0
+    return np.sum(u)
+
+
+def read_view_after_base_written(u):
+    v = u[1:4]
+    u[2] = 0.0
+    return np.sum(v)
+
+
+@pytest.mark.parametrize("program, match", [
+    (read_base_written_through_view, r"numpy.sum reads .* overwritten later through"),
+    (read_view_after_base_written, r"numpy.sum reads .* setitem \[2\]"),
+])
+def test_reading_an_alias_of_written_memory_is_refused(source, program, match):
+    with pytest.raises(MutationError, match=match):
+        rb.grad(lambda x: program(np.copy(x)), source=source)(np.ones(5))
+
+
+def test_view_of_an_untouched_region_stays_usable(source):
+    def f(x):
+        u = np.copy(x)
+        v = u[:2]
+        u[3:] = np.sin(u[3:])
+        return np.sum(v * u[:2]) + np.sum(u ** 2)
+
+    assert_gradient(f, (RNG.normal(size=5),), source)
+
+
+def mutate_argument(x):
+    x *= 2.0
+    x[0] = x[1] ** 2
+    return np.sum(np.sin(x))
+
+
+def test_function_mutating_its_argument(source):
+    x = RNG.normal(size=4)
+    expected = x.copy()
+    mutate_argument(expected)
+    argument = x.copy()
+    g = rb.grad(mutate_argument, source=source)(argument)
+    np.testing.assert_array_equal(argument, expected)  # the caller sees NumPy's result
+    np.testing.assert_allclose(g, _numerical_grad(mutate_argument, (x,), 0), rtol=1e-6)
+
+
+# -- the discipline: restore in reverse, redo after ------------------------------------------------
+
+
+def test_write_with_no_cotangent_still_restores_for_earlier_pullbacks(source):
+    def f(x):
+        y = np.sin(x)  # its pullback needs cos(x) at the entry value
+        x[0] = 100.0  # nothing downstream reads x: this write gets no cotangent
+        return np.sum(y)
+
+    x = RNG.normal(size=3)
+    g = rb.grad(f, source=source)(x.copy())
+    np.testing.assert_allclose(g, np.cos(x), rtol=1e-12)
+
+
+def test_vjp_pullback_called_twice(source):
+    x = RNG.normal(size=7)
+    y, pullback = rb.vjp(lambda x: heat(x, 0.2), x.copy(), source=source)
+    first, second = pullback(1.0)[0], pullback(1.0)[0]
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(first, _numerical_grad(heat, (x, 0.2), 0), rtol=1e-6)
+
+
+def test_vjp_output_written_after_use(source):
+    def f(x):
+        y = np.exp(x)
+        z = y * 2.0  # multiply keeps y as a residual
+        y[:] = 0.0
+        return z + y
+
+    x = RNG.normal(size=3)
+    out, pullback = rb.vjp(f, x, source=source)
+    np.testing.assert_array_equal(out, 2 * np.exp(x))
+    np.testing.assert_allclose(pullback(np.ones(3))[0], 2 * np.exp(x), rtol=1e-12)
+
+
+# -- indexing forms ---------------------------------------------------------------------------------
+
+
+def index_forms(x):
+    a = np.zeros((3, 4), like=x)
+    a[:, 2] = x[0]  # broadcast 0-d value
+    a[0] = x[1:5]  # a row
+    a[1, [0, 3]] = x[2:4] ** 2  # integer array
+    mask = np.array([[False, True, False, True]] * 3)
+    a[mask] = np.tile(x[:2], 3) * 3.0  # boolean mask
+    a[2:, :2] = np.sin(x[4:6]).reshape(1, 2)  # leading length-1 axis dropped, like NumPy
+    a[..., 1] += x[5]
+    a[2] -= x[0] * a[0]
+    a[0] /= 1.5 + x[1] ** 2
+    a[1] **= 2
+    return np.sum(a * np.arange(12.0).reshape(3, 4))
+
+
+def test_index_forms_and_augmented_operators(source):
+    assert_gradient(index_forms, (RNG.normal(size=6),), source)
+
+
+def test_fill_and_allocators(source):
+    def f(x):
+        a = np.ones_like(x)
+        a.fill(x[1])
+        b = np.full_like(x, 2.0)
+        b[0] = x[0]
+        c = np.empty(len(x), like=x)
+        c[:] = x * b
+        return np.sum(a * b * c)
+
+    assert_gradient(f, (RNG.normal(size=3),), source)
+
+
+def test_float32_buffer_keeps_numpys_values(source):
+    def f(x):
+        buf = np.zeros_like(x, dtype=np.float32)
+        buf[1:] = x[:-1] * 2
+        return np.sum(buf.astype(np.float64) ** 2)
+
+    x = RNG.normal(size=4)
+    assert rb.value_and_grad(f, source=source)(x)[0] == f(x)
+    assert_gradient(f, (x,), source, rtol=2e-3)  # the buffer rounds to float32
+
+
+def test_tape_prints_and_replays_writes(source):
+    x = RNG.normal(size=6)
+    y, tape = rb.trace(mooncake_loop, x, source=source)
+    assert "setitem(" in str(tape)
+    x2 = RNG.normal(size=6)
+    assert tape.replay(x2) == pytest.approx(mooncake_loop(x2), rel=1e-15)
+
+
+# -- refusals ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("index", [slice(0, 2), 0])
+def test_writing_a_traced_value_into_a_plain_buffer_is_refused(source, index):
+    def f(x):
+        buf = np.zeros(3)
+        buf[index] = x[index]
+        return np.sum(buf)
+
+    with pytest.raises((TracingError, ValueError)) as caught:
+        rb.grad(f, source=source)(np.ones(3))
+    # For one element NumPy raises its own ValueError, with ours as its cause.
+    error = caught.value if isinstance(caught.value, TracingError) else caught.value.__cause__
+    assert isinstance(error, TracingError)
+    assert "plain ndarray" in str(error) and "np.zeros(shape, like=x)" in str(error)
+
+
+def test_plain_out_with_traced_inputs_is_refused(source):
+    def f(x):
+        buf = np.zeros(3)
+        np.sin(x, out=buf)
+        return np.sum(x)
+
+    with pytest.raises(MutationError, match=r"numpy.sin\(\.\.\., out=buf\).*plain ndarray"):
+        rb.grad(f, source=source)(np.ones(3))
+
+
+@pytest.mark.parametrize("write, match", [
+    (lambda x: x.__setitem__([0, 0], x[1:3]), "repeats a position"),
+    (lambda x: np.add.at(x, [0, 1], 1.0), r"numpy.add.at"),
+    (lambda x: np.put(x, [0], 1.0), r"numpy.put writes into its argument"),
+])
+def test_unrecordable_writes_are_refused(source, write, match):
+    def f(x):
+        u = np.copy(x)
+        write(u)
+        return np.sum(u)
+
+    with pytest.raises(MutationError, match=match):
+        rb.grad(f, source=source)(np.ones(3))
