@@ -13,6 +13,7 @@ import numpy as np
 
 _ndarray = np.ndarray
 _dtype = np.dtype
+_array_like = (np.ndarray, np.generic)
 
 Spec = Any  # (dtype, ndim) | (cls, dtype, ndim) | (list|tuple, (spec, ...)) | type
 Signature = tuple
@@ -25,7 +26,7 @@ def spec_of(x: Any) -> Spec:
         return (x.dtype, x.ndim)
     if isinstance(x, _ndarray):
         return (cls, x.dtype, x.ndim)
-    if (cls is list or cls is tuple) and x and any(isinstance(item, _ndarray) for item in x):
+    if (cls is list or cls is tuple) and x and any(isinstance(item, _array_like) for item in x):
         return (cls, tuple(spec_of(item) for item in x))
     return cls
 

@@ -15,8 +15,7 @@ import rulebridge as rb
 
 from .programs import PROGRAMS, Program
 
-SOURCES = ["autograd", pytest.param("jax", marks=pytest.mark.skipif(
-    "jax" not in rb.adapters(), reason="the jax adapter is not installed yet"))]
+SOURCES = ["autograd", "jax"]
 
 
 def _reference_gradients(program: Program, args: tuple) -> tuple:
