@@ -17,6 +17,7 @@ import rulebridge
 from rulebridge import Declined, Rule, decline_unsupported, function_name
 
 from .catalog import catalog
+from .imports import JaxImports
 from .pullback import JitPullbacks
 from .semantics import Meaning
 
@@ -24,7 +25,7 @@ SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | 
                       "with bool/int arrays and static arguments (axes, shapes) beside them"]
 
 
-class JaxAdapter(rulebridge.Adapter):
+class JaxAdapter(JaxImports, rulebridge.Adapter):
     name = "jax"
 
     def version(self) -> str:
