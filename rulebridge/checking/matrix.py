@@ -1,0 +1,213 @@
+"""Run every check of the compatibility matrix: rows (functions) x sources x dtypes x cases.
+
+Each case's inputs are drawn from a generator seeded by (seed, function, dtype, case number), so a
+cell's result does not depend on which worker ran it or in which order: `--check` is stable.
+Work is spread over processes by function (JAX compiles a pullback per signature, the expensive
+part); each worker resolves names to functions itself, so nothing unpicklable crosses.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import warnings
+import zlib
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from ..errors import AdapterError, NoRuleError
+from ..registry import REGISTRY
+from ..signature import format_signature, signature_of
+from .catalogue import cases_for, rows
+from .check import check_rule
+from .domains import build_args
+
+DTYPES = ("float32", "float64", "complex128")
+SEED = 0
+LIBRARIES = ("numpy", "scipy", "autograd", "jax", "jaxlib")
+
+
+@dataclass(frozen=True)
+class Plan:
+    sources: tuple[str, ...]
+    dtypes: tuple[str, ...] = DTYPES
+    seed: int = SEED
+
+
+def offered(sources: Iterable[str]) -> dict[str, list[Callable]]:
+    found = {}
+    for name in sources:
+        try:
+            found[name] = list(REGISTRY.adapter(name).functions())
+        except AdapterError as exc:
+            print(f"rulebridge matrix: skipping {name}: {exc}", file=sys.stderr)
+    return found
+
+
+def versions(sources: Iterable[str]) -> dict[str, str]:
+    from .. import __version__
+
+    found = {"rulebridge": __version__}
+    for library in LIBRARIES:
+        try:
+            found[library] = metadata.version(library)
+        except metadata.PackageNotFoundError:
+            pass
+    for name in sources:
+        try:
+            found[f"adapter {name}"] = REGISTRY.adapter(name).version()
+        except AdapterError:
+            pass
+    return found
+
+
+# -- one function, in a worker ---------------------------------------------------------------
+
+_WORKERS: dict[tuple, dict] = {}  # per source selection: what is offered, and the rows
+_WORKER: dict = {}
+
+
+def _init_worker(sources: tuple[str, ...]) -> None:
+    if sources not in _WORKERS:
+        by_source = offered(sources)
+        _WORKERS[sources] = {"offered": {name: set(fs) for name, fs in by_source.items()},
+                             "rows": rows(by_source)}
+    _WORKER.clear()
+    _WORKER.update(_WORKERS[sources])
+
+
+def row_names(sources: tuple[str, ...]) -> list[str]:
+    _init_worker(sources)
+    return list(_WORKER["rows"])
+
+
+def check_function(name: str, plan: Plan) -> list[dict]:
+    """Every cell of one row, as JSON-ready dicts."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ComplexWarning and friends from NumPy's own calls
+        return _check_row(name, plan)
+
+
+def _check_row(name: str, plan: Plan) -> list[dict]:
+    _init_worker(plan.sources)
+    function = _WORKER["rows"][name]
+    sources = [s for s in plan.sources if s in _WORKER["offered"]]
+    cells: list[dict] = []
+    cases = cases_for(name)
+    for source in sources:
+        if function not in _WORKER["offered"][source]:
+            cells.append(_cell(name, source, "", "", "not offered",
+                               reason=f"{source} has no rule for {name}"))
+        elif not cases:
+            cells.append(_cell(name, source, "", "", "unchecked",
+                               reason="no input domain in the catalogue yet"))
+    if not cases:
+        return cells
+    for dtype in plan.dtypes:
+        for number, case in enumerate(cases):
+            key = case_key(plan.seed, name, dtype, number)
+            cells += _check_case(name, function, case, dtype, key, sources, plan.seed)
+    return cells
+
+
+def example_args(case, dtype: str, key: str) -> tuple:
+    """The inputs of one case in one column, the same in every process."""
+    rng = np.random.default_rng(zlib.crc32(key.encode()))
+    return build_args(case.args, rng, np.dtype(dtype))
+
+
+def case_key(seed: int, name: str, dtype: str, number: int) -> str:
+    return f"{seed}|{name}|{dtype}|{number}"
+
+
+def _check_case(name, function, case, dtype, key, sources, seed) -> list[dict]:
+    def fresh_args():
+        return example_args(case, dtype, key)
+
+    args = fresh_args()
+    signature = format_signature(signature_of(args))
+    label = case.label()
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            function(*args, **case.kwargs)
+    except Exception as exc:
+        reason = f"NumPy's {name} rejects these inputs: {type(exc).__name__}: {exc}"
+        return [_cell(name, s, dtype, signature, "undefined", label, reason=_line(reason))
+                for s in sources if function in _WORKER["offered"][s]]
+    cells = []
+    for source in sources:
+        if function not in _WORKER["offered"][source]:
+            continue
+        try:
+            result = check_rule(function, *fresh_args(), source=source, seed=seed,
+                                outputs=case.seeded_outputs(dtype), tangents=case.tangents(), **case.kwargs)
+        except NoRuleError as exc:
+            cells.append(_cell(name, source, dtype, signature, "not offered", label,
+                               reason=_refusal(str(exc), source)))
+            continue
+        except Exception as exc:  # the adapter broke while building: that is its cell's error
+            cells.append(_cell(name, source, dtype, signature, "error", label,
+                               reason=_line(f"{type(exc).__name__}: {exc}")))
+            continue
+        error = None if result.max_rel_error is None else float(f"{result.max_rel_error:.1e}")
+        cells.append(_cell(name, source, dtype, signature, result.status, label, error,
+                           _line(result.reason) if result.status != "pass" else ""))
+    return cells
+
+
+def _cell(function, source, dtype, signature, status, kwargs="", max_rel_error=None,
+          reason="") -> dict:
+    return {"function": function, "source": source, "dtype": dtype, "signature": signature,
+            "kwargs": kwargs, "status": status, "max_rel_error": max_rel_error,
+            "reason": reason}
+
+
+def _line(text: str, limit: int = 240) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _refusal(message: str, source: str) -> str:
+    for line in message.splitlines():
+        if line.strip().startswith(f"{source}:"):
+            return _line(line.strip()[len(source) + 1:].strip())
+    return _line(message.splitlines()[0])
+
+
+# -- the whole matrix ------------------------------------------------------------------------
+
+
+def run(plan: Plan, workers: int = 2, progress: bool = False) -> dict:
+    """Every cell of the matrix, with the versions it was computed with."""
+    by_source = offered(plan.sources)
+    plan = Plan(tuple(s for s in plan.sources if s in by_source), plan.dtypes, plan.seed)
+    names = list(rows(by_source))
+    cells: list[dict] = []
+    for done, row in enumerate(_map(names, plan, workers), 1):
+        cells += row
+        if progress:
+            print(f"\r  checked {done}/{len(names)} functions", end="", file=sys.stderr,
+                  flush=True)
+    if progress:
+        print(file=sys.stderr)
+    return {"versions": versions(plan.sources), "seed": plan.seed, "sources": list(plan.sources),
+            "dtypes": list(plan.dtypes), "cells": cells}
+
+
+def _map(names: list[str], plan: Plan, workers: int) -> Iterator[list[dict]]:
+    if workers <= 1:
+        for name in names:
+            yield check_function(name, plan)
+        return
+    # spawn: JAX must not be forked once initialised, and the parent has imported the adapters.
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers, initializer=_init_worker, initargs=(plan.sources,)) as pool:
+        yield from pool.imap(_check_function_star, [(name, plan) for name in names], chunksize=2)
+
+
+def _check_function_star(item) -> list[dict]:
+    return check_function(*item)

@@ -1,0 +1,87 @@
+"""check_on_first_use and the pytest plugin: the checker as users meet it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rulebridge
+from rulebridge import Declined, Rule, RuleCheckError
+
+pytest_plugins = ["pytester"]
+
+
+class SignFlippedSin(rulebridge.Adapter):
+    """A deliberately wrong source: d sin = -cos."""
+
+    name = "sign-flipped-sin"
+
+    def functions(self):
+        return [np.sin]
+
+    def build_rule(self, function, signature):
+        if function is not np.sin:
+            raise Declined("this test adapter only has sin")
+
+        def forward(args, kwargs):
+            return np.sin(args[0]), args[0]
+
+        def pullback(x, g, argnums):
+            return (-g * np.cos(x),)
+
+        return Rule(np.sin, signature, forward, pullback, source=self.name)
+
+
+@pytest.fixture
+def flipped():
+    rulebridge.register_adapter(SignFlippedSin())
+    yield SignFlippedSin.name
+    rulebridge.REGISTRY.unregister(SignFlippedSin.name)
+
+
+@pytest.fixture
+def first_use():
+    rulebridge.check_on_first_use(True)
+    yield
+    rulebridge.check_on_first_use(False)
+
+
+def test_a_wrong_unverified_rule_raises_at_first_use(flipped, first_use):
+    x = np.linspace(0.1, 1.0, 4)
+    with pytest.raises(RuleCheckError, match=r"numpy\.sin.*sign-flipped-sin"):
+        rulebridge.vjp(np.sin, x, source=flipped)
+
+
+def test_without_the_option_the_rule_is_used_as_is(flipped):
+    x = np.linspace(0.1, 1.0, 4)
+    _, pullback = rulebridge.vjp(np.sin, x, source=flipped)
+    np.testing.assert_allclose(pullback(np.ones(4))[0], -np.cos(x))
+
+
+def test_a_right_unverified_rule_runs_after_its_check(first_use):
+    x = np.random.default_rng(0).normal(size=(2, 2, 2))  # 3-d: not a signature the matrix has
+    g = rulebridge.grad(lambda x: np.sum(np.sin(x)), source="autograd")(x)
+    np.testing.assert_allclose(g, np.cos(x))
+    rule = rulebridge.lookup(np.sin, rulebridge.signature_of((x,)), "autograd")
+    assert rule.checked and rule.status == "pass"
+
+
+def test_assert_rule_raises_with_the_reason(flipped):
+    with pytest.raises(RuleCheckError, match="finite differences"):
+        rulebridge.assert_rule(np.sin, np.linspace(0.1, 1.0, 4), source=flipped)
+    assert rulebridge.assert_rule(np.sin, np.linspace(0.1, 1.0, 4), source="autograd").passed
+
+
+def test_the_pytest_plugin_parametrizes_rows_and_offers_assert_rule(pytester):
+    pytester.makepyfile("""
+        import numpy as np
+
+        def test_mine(assert_rule):
+            assert_rule(np.tanh, np.linspace(-1, 1, 5), source="autograd")
+
+        def test_rows(rulebridge_row):
+            rulebridge_row.assert_verified()
+    """)
+    result = pytester.runpytest("--rulebridge-source", "autograd", "-k", "mine or tanh",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)  # test_mine, numpy.tanh, numpy.arctanh
