@@ -32,7 +32,11 @@ def spec_of(x: Any) -> Spec:
 
 
 def signature_of(args: tuple) -> Signature:
-    return tuple(spec_of(a) for a in args)
+    # Runs for every recorded op: exact ndarrays, the common case, are spelled out inline.
+    if len(args) == 1:
+        x = args[0]
+        return ((x.dtype, x.ndim),) if type(x) is _ndarray else (spec_of(x),)
+    return tuple([(x.dtype, x.ndim) if type(x) is _ndarray else spec_of(x) for x in args])
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from .mutation import WriteOp
 from .tape import Tape
 
 _ndarray = np.ndarray
+_FIRST = (0,)
 
 
 def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
@@ -39,7 +40,10 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
             if all(item is None for item in g):
                 continue
         inputs = op.inputs
-        argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
+        if len(inputs) == 1 and inputs[0] is not None:
+            argnums = _FIRST  # most ops: one traced argument
+        else:
+            argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
         try:
             in_cts = op.rule.pullback(op.residuals, g, argnums)
         except Exception as exc:
@@ -51,12 +55,21 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
                 f"the {op.rule.source} rule for {_where(op)} returned "
                 f"{'None' if in_cts is None else len(in_cts)} cotangent(s) for {len(argnums)} "
                 f"traced argument(s) {argnums}")
+        args = op.args
         for i, ct in zip(argnums, in_cts):
             if ct is None:
                 continue
             var = inputs[i]
             if type(var) is int:
-                _accumulate(cts, owned, var, _checked(ct, op.args[i], op, i))
+                primal = args[i]
+                # The contract check's common case inline; `_checked` does the rest (and raises).
+                if not (type(ct) is _ndarray and type(primal) is _ndarray
+                        and ct.dtype is primal.dtype and ct.shape == primal.shape):
+                    ct = _checked(ct, primal, op, i)
+                if var in cts:
+                    _accumulate(cts, owned, var, ct)
+                else:
+                    cts[var] = ct  # the first contribution, kept by reference
             else:
                 _accumulate_sequence(cts, owned, var, ct, op, i)
     return cts

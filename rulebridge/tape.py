@@ -7,6 +7,7 @@ defines (`outputs`). Replacing an op (`Tape.replace`) writes one slot and touche
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Callable
 
 import numpy as np
@@ -18,6 +19,7 @@ from .signature import format_spec, signature_of, spec_of
 
 _ndarray = np.ndarray
 _INEXACT = frozenset("fc")
+NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 
 class Op:
@@ -51,6 +53,9 @@ class Tape:
         self.inputs: list[int] = []  # variables of the traced arguments, in order
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
+        from .traced import Traced  # not at the top: traced.py imports this module
+
+        self._box = Traced  # for `record`, where an import statement costs as much as np.sin
         # Set by the first in-place write (rulebridge/mutation.py), which also shadows `record`
         # on this instance with a checking version: call it as `tape.record(...)`.
         self.mutation = None
@@ -75,8 +80,7 @@ class Tape:
 
     def record(self, function: Callable, args: tuple, kwargs: dict):
         """Run `function(*args, **kwargs)` where some args are boxes of this tape; record it."""
-        from .traced import Traced
-
+        Traced = self._box
         values = []
         inputs = []
         for a in args:
@@ -97,6 +101,8 @@ class Tape:
         rule = self.rules.get(key)
         if rule is None:
             rule = self._lookup(function, key[1])
+        if not kwargs:
+            kwargs = NO_KWARGS  # one shared empty mapping, not a dict per op
         out, residuals = rule.forward(values, kwargs)
         if type(out) is _ndarray or isinstance(out, np.generic):
             if out.dtype.kind not in _INEXACT:

@@ -81,6 +81,9 @@ def _primitive_rule(entry: Entry):
         if type(g) is tuple:
             g = _zeros_for_missing(g, out)
         cts = vjp_maker(argnums, out, args, kwargs)(g)
+        if len(argnums) == 1:
+            (ct,) = cts  # a tuple, or a generator for some VJPs (einsum)
+            return (_conform(ct, args[argnums[0]]),)
         return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, cts))
 
     return _forward_of(entry.function), pullback
@@ -123,6 +126,8 @@ def _zeros_for_missing(g: tuple, out) -> tuple:
 
 
 def _conform(ct, primal):
+    if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype is primal.dtype:
+        return ct  # the common case; the engine checks the shape
     if isinstance(primal, (list, tuple)):
         return [_conform(c, p) for c, p in zip(ct, primal)]
     if hasattr(ct, "mut_add"):  # autograd's SparseObject (from indexing): make it dense
