@@ -51,7 +51,8 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, *,
         if type(result) is Traced:
             seeds[result._var] = _one_like(value)
         cts = backward(tape, seeds) if seeds else {}
-        grads = tuple(_as_argument(cts.get(var), args[i]) for i, var in zip(positions, tape.inputs))
+        grads = tuple(_as_argument(cts.get(var), args[i], args)
+                      for i, var in zip(positions, tape.inputs))
         return value, (grads if isinstance(argnums, (tuple, list)) else grads[0])
 
     return value_and_grad_f
@@ -67,7 +68,7 @@ def vjp(f: Callable, *args: Any, source: str | None = None):
         seeds: dict[int, Any] = {}
         _seed(result, ybar, seeds, f)
         cts = backward(tape, seeds) if seeds else {}
-        return tuple(_as_argument(cts.get(b._var), a) if type(b) is Traced else None
+        return tuple(_as_argument(cts.get(b._var), a, args + (ybar,)) if type(b) is Traced else None
                      for a, b in zip(args, boxed_args))
 
     return y, pullback
@@ -192,12 +193,18 @@ def _seed(result, ybar, seeds, f):
                 _seed(r, g, seeds, f)
 
 
-def _as_argument(ct, arg):
-    """The cotangent in the argument's own type: array, NumPy scalar or Python scalar."""
+def _as_argument(ct, arg, callers_arrays=()):
+    """The cotangent in the argument's own type: array, NumPy scalar or Python scalar. An array
+    is the caller's to keep and modify: never a read-only view (a JAX array, a broadcast) nor an
+    alias of an array the caller passed in."""
     if ct is None:
         ct = np.zeros_like(arg)
     if isinstance(arg, _ndarray):
-        return ct if type(ct) is _ndarray else np.asarray(ct)
+        ct = ct if type(ct) is _ndarray else np.asarray(ct)
+        if not ct.flags.writeable or any(np.may_share_memory(ct, a) for a in callers_arrays
+                                         if type(a) is _ndarray):
+            ct = ct.copy()
+        return ct
     if isinstance(arg, np.generic):
         return arg.dtype.type(ct)
     return type(arg)(ct[()] if isinstance(ct, _ndarray) else ct)

@@ -58,6 +58,8 @@ class Catalog(Mapping):
         self._table.setdefault(operator.getitem, _getitem_entry())
         for function, composition in COMPOSITIONS.items():
             self._table.setdefault(function, Entry(function, composition, "composite"))
+        for function, composition in CORRECTIONS.items():
+            self._table[function] = Entry(function, composition, "composite")
 
     def get(self, function, default=None):
         entry = self._table.get(function)
@@ -169,6 +171,44 @@ def take_along_axis(arr, indices, axis=-1):
 # NumPy functions autograd has no VJP for, written with functions it has: run through autograd's
 # tracer like its own compositions, and checked by the matrix like every rule.
 COMPOSITIONS: dict[Callable, Callable] = {np.take_along_axis: take_along_axis}
+
+
+# autograd VJPs that are wrong, or raise, for arguments NumPy accepts (found by tests/fuzz): the
+# function is rewritten so that autograd's tracer only meets the cases its VJPs get right.
+def tile(A, reps):
+    """autograd aligns a `reps` shorter than `A.ndim` with the leading axes, NumPy with the
+    trailing ones (a silently wrong gradient): pad both to one length first."""
+    import autograd.numpy as anp
+
+    reps = tuple(reps) if np.ndim(reps) else (reps,)
+    ndim = max(len(reps), anp.ndim(A))
+    A = anp.reshape(A, (1,) * (ndim - anp.ndim(A)) + anp.shape(A))
+    return anp.tile(A, (1,) * (ndim - len(reps)) + reps)
+
+
+def where(condition, x, y):
+    """autograd's VJP does not unbroadcast `x` and `y`; adding a boolean zero array broadcasts
+    them through `add`, whose VJP does."""
+    import autograd.numpy as anp
+
+    zeros = np.zeros(np.broadcast_shapes(np.shape(condition), anp.shape(x), anp.shape(y)), bool)
+    return anp.where(condition, x + zeros, y + zeros)
+
+
+def outer(a, b):
+    """autograd's VJP assumes 1-D arguments; NumPy ravels them."""
+    import autograd.numpy as anp
+
+    return anp.outer(anp.ravel(a), anp.ravel(b))
+
+
+def broadcast_to(array, shape):
+    """autograd's VJP cannot take new leading axes."""
+    return array + np.zeros(shape, bool)
+
+
+CORRECTIONS: dict[Callable, Callable] = {np.tile: tile, np.where: where, np.outer: outer,
+                                         np.broadcast_to: broadcast_to}
 
 
 def _dispatches(function) -> bool:
