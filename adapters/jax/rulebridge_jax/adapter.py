@@ -12,9 +12,11 @@ from functools import cached_property
 from typing import Callable, Iterable
 
 import jax
+import numpy as np
 
 import rulebridge
-from rulebridge import Declined, Rule, decline_unsupported, function_name
+from rulebridge import (Declined, Rule, SpecInfo, decline_unsupported, format_signature,
+                        function_name)
 
 from .catalog import catalog
 from .imports import JaxImports
@@ -53,11 +55,23 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
         if meaning.declined:
             raise Declined(f"not offered for {function_name(function)}: {meaning.declined}")
         decline_unsupported(signature)
+        if not any(_inexact(spec) for spec in signature):
+            raise Declined(f"{format_signature(signature)} has no float or complex argument to "
+                           "differentiate")
         pullbacks = self._pullbacks.get(function)
         if pullbacks is None:
             pullbacks = self._pullbacks[function] = JitPullbacks(meaning.jax, function_name(function))
         return Rule(function, signature, _forward_of(function), _pullback_of(pullbacks, meaning),
                     source=self.name, source_version=self.version())
+
+
+def _inexact(spec) -> bool:
+    info = SpecInfo.of(spec)
+    if info.kind == "sequence":
+        return any(_inexact(item) for item in (s for s in spec[1]))
+    if info.kind == "array":
+        return info.dtype.kind in "fc"
+    return issubclass(info.type, (float, complex, np.floating, np.complexfloating))
 
 
 def _forward_of(function: Callable):

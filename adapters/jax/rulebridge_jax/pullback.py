@@ -22,7 +22,9 @@ import numpy as np
 
 from rulebridge import conform_cotangent
 
-from .arguments import freeze_call, is_inexact, thaw_call
+from .arguments import LEAF, freeze_call, is_inexact, thaw_call
+
+_ndarray = np.ndarray
 
 
 class JitPullbacks:
@@ -36,9 +38,19 @@ class JitPullbacks:
 
     def __call__(self, args: tuple, kwargs: dict, cotangent: Any, argnums: tuple) -> tuple:
         """One cotangent per entry of `argnums`, each with its argument's shape and dtype."""
+        several = type(cotangent) is tuple
+        if not kwargs and _only_arrays(args):
+            # The common case (ufuncs, matmul): every argument is a leaf and every traced one an
+            # inexact array, so the key and the result need no walk over the arguments.
+            key = (len(args), argnums, several)
+            jitted = self.compiled.get(key)
+            if jitted is None:
+                jitted = self.compiled[key] = self._jit((LEAF,) * len(args), (), argnums, several)
+            with jax.enable_x64(True):
+                leaf_cts = jitted(args, cotangent)
+            return tuple(_numpy(ct, args[i]) for ct, i in zip(leaf_cts, argnums))
         static_args, static_kwargs, leaves, counts = freeze_call(args, kwargs)
         diff, owners = _differentiated(leaves, counts, argnums)
-        several = type(cotangent) is tuple
         key = (static_args, static_kwargs, diff, several)
         jitted = self.compiled.get(key)
         if jitted is None:
@@ -64,6 +76,13 @@ class JitPullbacks:
 
         return jax.jit(pullback)
 
+
+
+def _only_arrays(args: tuple) -> bool:
+    for a in args:
+        if type(a) is not _ndarray:
+            return False
+    return True
 
 
 def _differentiated(leaves: list, counts: list, argnums: tuple) -> tuple[tuple, dict]:
@@ -128,5 +147,6 @@ def _assemble(args: tuple, argnums: tuple, owners: dict, leaf_cts: tuple) -> tup
 
 
 def _numpy(ct, primal):
-    # A writable NumPy copy: the user may get this array back as the gradient.
-    return conform_cotangent(np.array(ct), primal)
+    # Zero-copy on CPU: the array is read-only, which the engine respects (it never writes into
+    # a rule's cotangent; accumulation copies on the second contribution).
+    return conform_cotangent(np.asarray(ct), primal)
