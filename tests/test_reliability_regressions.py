@@ -2,6 +2,7 @@
 tests/fuzz/FINDINGS.md records each one and its fix."""
 
 import numpy as np
+import pytest
 
 import rulebridge as rb
 
@@ -29,3 +30,49 @@ def test_numpy_scalars_keep_numpys_own_promotion():
     for x in (np.float64(0.5), np.float32(0.5)):
         value = rb.value_and_grad(f)(x, c)[0]
         assert type(value) is type(f(x, c)) and value == f(x, c)
+
+
+def _central_difference(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = h
+        g[i] = (f(x + step) - f(x - step)) / (2 * h)
+    return g
+
+
+RNG = np.random.default_rng(8)
+C34 = RNG.normal(size=(3, 4))
+MASK = RNG.random((3, 4)) < 0.5
+
+
+@pytest.mark.parametrize("name, f, shape", [
+    # autograd aligned a short `reps` with the leading axes: a silently wrong gradient.
+    ("tile int reps on 2-D", lambda x: np.sum(np.tile(x, 2) * C34[:, :2]), (3, 1)),
+    ("tile short reps", lambda x: np.sum(np.tile(x, (2,)) * C34), (3, 2)),
+    # autograd's VJP did not unbroadcast (a RuleContractError).
+    ("where broadcast x", lambda x: np.sum(np.where(MASK, x, 0.5) * C34), (4,)),
+    ("where broadcast y", lambda x: np.sum(np.where(MASK, C34, x) * C34), (3, 1)),
+    # autograd's VJP assumed 1-D arguments / no new leading axes (exceptions).
+    ("outer of 2-D", lambda x: np.sum(np.outer(x, x[0]) * C34[:2, :1]), (2, 1)),
+    ("broadcast_to new axes", lambda x: np.sum(np.broadcast_to(x, (2, 3, 4)) * C34), (3, 1)),
+])
+def test_autograd_rules_fixed_by_corrections(name, f, shape):
+    x = RNG.normal(size=shape)
+    g = rb.grad(f, source="autograd")(x)
+    np.testing.assert_allclose(g, _central_difference(f, x), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("source", ["autograd", "jax"])
+def test_gradients_handed_back_are_the_callers_to_modify(source):
+    # JAX's cotangents came back as read-only arrays; an identity pullback handed back ybar.
+    x = RNG.normal(size=(3, 4)).astype(np.float32)
+    g = rb.grad(lambda x: np.sum(np.where(MASK, x, np.float32(0.5))), source=source)(x)
+    assert g.flags.writeable
+    ybar = np.ones(4)
+    _, pullback = rb.vjp(lambda x: x[0], RNG.normal(size=(3, 4)), source=source)
+    (gx,) = pullback(ybar)
+    y = RNG.normal(size=4)
+    (gy,) = rb.vjp(lambda y: np.reshape(y, (4,)), y, source=source)[1](ybar)
+    assert not np.shares_memory(gy, ybar) and not np.shares_memory(gy, y)
+    assert gx.flags.writeable and gy.flags.writeable

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import structure
+from . import structure, writes
 
 # Elementwise functions of one value; `{a}` is the operand. Kinks: (name, margin of env, a).
 UNARY = {
@@ -173,3 +173,4 @@ STEPS.update({f"binary.{name}": _binary(name, kinked=True) for name in BINARY_KI
 STEPS.update({f"reduce.{name}": _reduction(name) for name in REDUCTIONS})
 STEPS.update({"reduce.cumsum": _cumsum, "reduce.norm": _norm, "reduce.sort": _sort})
 STEPS.update({f"structure.{name}": step for name, step in structure.STEPS.items()})
+STEPS.update({f"write.{name}": step for name, step in writes.STEPS.items()})

@@ -58,6 +58,10 @@ def _cast(x, dtype):
     return x  # a Python float stays a Python float
 
 
+def _copy(x):
+    return np.copy(x) if isinstance(x, np.ndarray) else x
+
+
 def _literal(x) -> str:
     if isinstance(x, np.ndarray):
         return f"np.array({np.array2string(x, separator=', ', precision=17, threshold=10**6)}, " \
@@ -73,6 +77,7 @@ class Builder:
         self.dtype = dtype
         self.env: dict[str, Any] = {"np": np}
         self.vars: list[str] = []
+        self.inputs: dict[str, Any] = {}  # name -> float64 value at entry
         self.consts: dict[str, np.ndarray] = {}
         self.lines: list[str] = []
         self.ops: list[str] = []
@@ -132,12 +137,27 @@ class Builder:
         options = [shape, (), shape[1:], tuple(1 if self.coin() else d for d in shape)]
         return self.const(self.choice(options))
 
+    def partner_within(self, shape: tuple) -> str:
+        """A variable or constant that broadcasts to `shape` without growing it."""
+        def fits(v):
+            try:
+                return np.broadcast_shapes(np.shape(v), shape) == shape
+            except ValueError:
+                return False
+
+        if self.coin():
+            name = self.var(fits)
+            if name is not None:
+                return name
+        return self.const(self.choice([shape, (), shape[1:], shape[-1:]]))
+
     # -- emitting --------------------------------------------------------------------------
 
     def emit(self, code: str, margins: tuple[Callable[[dict], float], ...] = (),
-             result: bool = True) -> bool:
+             mutates: bool = False) -> bool:
         """Try `code` (statements assigning the next variable, `{out}` in it): keep it when it
-        runs, stays finite and small, and keeps `KINK_MARGIN` away from every kink."""
+        runs, stays finite and small, and keeps `KINK_MARGIN` away from every kink. Code that
+        `mutates` arrays in place is undone on failure by replaying the kept statements."""
         out = f"v{len(self.vars)}"
         code = code.replace("{out}", out)
         env = dict(self.env)
@@ -146,16 +166,24 @@ class Builder:
                 if any(margin(env) < KINK_MARGIN for margin in margins):
                     return False
                 exec(code, env)
+            ok = _acceptable(env.get(out)) and all(_acceptable(env[v]) for v in self.vars)
         except Exception:  # not a valid NumPy program on these values: draw another statement
-            return False
-        value = env.get(out)
-        if result and not _acceptable(value):
+            ok = False
+        if not ok:
+            if mutates:
+                self._replay()
             return False
         self.env = env
         self.lines.extend(code.splitlines())
-        if result:
-            self.vars.append(out)
+        self.vars.append(out)
         return True
+
+    def _replay(self) -> None:
+        """Rebuild the values from fresh inputs and constants by running the kept statements."""
+        env = {"np": np, **{name: np.copy(value) for name, value in self.consts.items()}}
+        env.update({name: _copy(value) for name, value in self.inputs.items()})
+        exec("\n".join(self.lines), env)
+        self.env = env
 
 
 def _acceptable(value) -> bool:
@@ -192,6 +220,7 @@ def programs(draw, max_steps: int = 9) -> Program:
     builder = Builder(draw, dtype)
     for i, x in enumerate(inputs):
         name = f"x{i}"
+        builder.inputs[name] = _cast(x, np.float64)
         builder.env[name] = _cast(x, np.float64)
         builder.vars.append(name)
     n_steps = draw(st.integers(1, max_steps))
