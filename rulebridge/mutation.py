@@ -40,6 +40,7 @@ from .signature import format_spec, signature_of, spec_of
 from .tape import Op, Tape
 
 _ndarray = np.ndarray
+_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds")  # NumPy 2 / 1.26
 
 
 class WriteOp(Op):
@@ -180,6 +181,10 @@ class MutationState:
         writes in forward order, also when a pullback raised."""
         self.sweeping = True
         self.handed = {}
+        # A seed may share memory with a written array (pullback(y) with y the written buffer
+        # itself), and restoring would change it under the sweep.
+        seeds = {var: np.array(s, copy=True) if type(s) is _ndarray else s
+                 for var, s in seeds.items()}
         try:
             return backward(tape, seeds)
         finally:
@@ -201,8 +206,7 @@ def setitem(box, index, value, what: str | None = None):
     tape = box._tape
     state = tape.mutation or MutationState(tape, type(box))
     target = box._value
-    what = what or f"setitem {_format_index(index)} = ..."
-    what = f"{what} on {_describe(target)}"
+    what = Described(what, index, target)
     old = target[index]
     view = type(old) is _ndarray and np.may_share_memory(old, target)
     state.check(box, what, old if view else None)
@@ -232,6 +236,19 @@ def setitem(box, index, value, what: str | None = None):
     state.log_write(target, old if view else target, out_var, what)
     box._var = out_var
     return box
+
+
+class Described:
+    """Names a write in error messages; formatted only when an error is raised."""
+
+    __slots__ = ("what", "index", "target")
+
+    def __init__(self, what, index, target):
+        self.what, self.index, self.target = what, index, target
+
+    def __str__(self) -> str:
+        what = self.what or f"setitem {_format_index(self.index)} = ..."
+        return f"{what} on {_describe(self.target)}"
 
 
 def _fit(value, shape, what):
@@ -296,8 +313,8 @@ def _within(region, outer) -> bool:
         return True
     if not (outer.flags.c_contiguous or outer.flags.f_contiguous):
         return False
-    low, high = np.lib.array_utils.byte_bounds(region)
-    outer_low, outer_high = np.lib.array_utils.byte_bounds(outer)
+    low, high = _byte_bounds(region)
+    outer_low, outer_high = _byte_bounds(outer)
     return outer_low <= low and high <= outer_high
 
 
@@ -346,9 +363,14 @@ def _covers_all(index, ndim: int) -> bool:
     return all(i is Ellipsis or (type(i) is slice and i == slice(None)) for i in items)
 
 
+_BASIC_INDEX = frozenset({int, slice, type(None), type(Ellipsis), np.intp, np.int64})
+
+
 def _has_repeats(index, shape) -> bool:
     """Does an integer-array index name some position twice? (Slices, ints and masks never do.)"""
     items = index if type(index) is tuple else (index,)
+    if all(type(i) in _BASIC_INDEX for i in items):
+        return False
     arrays = [np.asarray(i) if type(i) is list else i for i in items]
     kinds = {a.dtype.kind for a in arrays if type(a) is _ndarray}
     if not kinds & set("iu"):
