@@ -61,9 +61,9 @@ from .checking import CheckResult, RuleCheckError, check_rule  # noqa: E402
 
 __all__ += ["CheckResult", "RuleCheckError", "check_rule"]
 
-from .errors import ImportRuleError  # noqa: E402
+from .errors import AdapterWarning, ImportRuleError  # noqa: E402
 from .imports import import_rule  # noqa: E402
 from .signature import parse_signature  # noqa: E402
 from .speed import measure_rules  # noqa: E402
 
-__all__ += ["ImportRuleError", "import_rule", "measure_rules", "parse_signature"]
+__all__ += ["AdapterWarning", "ImportRuleError", "import_rule", "measure_rules", "parse_signature"]

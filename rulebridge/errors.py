@@ -37,3 +37,7 @@ class MutationError(RulebridgeError):
 
 class ImportRuleError(RulebridgeError, ValueError):
     """`import_rule` could not import a rule, or the imported rule disagrees with its function."""
+
+
+class AdapterWarning(UserWarning):
+    """An adapter misbehaved and was skipped while other adapters were asked for a rule."""

@@ -7,10 +7,11 @@ dict keyed by `(function, signature)`; everything else runs once per new key.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Callable, Iterable
 
 from .adapter import Adapter, AdapterInfo, discover
-from .errors import AdapterError, Declined, NoRuleError
+from .errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .rule import Rule, function_name
 from .signature import Signature, format_signature
 
@@ -50,6 +51,20 @@ class Registry:
             self.infos()[adapter.name] = AdapterInfo(adapter.name, "", "")
             self._loaded[adapter.name] = adapter
             self._load_errors.pop(adapter.name, None)
+            self._invalidate()
+
+    def rediscover(self) -> None:
+        """Read the entry points again, for an adapter installed (or taken off `sys.path`) while
+        the process runs. Loaded adapters whose entry point is unchanged stay loaded; adapters
+        registered in-process stay."""
+        with self._lock:
+            old = self.infos()
+            found = discover()
+            found.update({n: info for n, info in old.items() if not info.target})
+            self._loaded = {n: a for n, a in self._loaded.items()
+                            if n in found and found[n].target == old[n].target}
+            self._infos = found
+            self._load_errors.clear()
             self._invalidate()
 
     def unregister(self, name: str) -> None:
@@ -176,14 +191,23 @@ class Registry:
                 refusals.append(f"{name}: {exc}")
                 continue
             except Exception as exc:
-                raise AdapterError(
+                problem = AdapterError(
                     f"the rulebridge adapter {name!r} raised while building a rule for "
                     f"{function_name(function)}{format_signature(signature)}: "
-                    f"{type(exc).__name__}: {exc}") from exc
-            if not isinstance(rule, Rule):
-                raise AdapterError(f"the rulebridge adapter {name!r} returned {type(rule).__name__} "
-                                   f"for {function_name(function)}{format_signature(signature)}, "
-                                   f"not a rulebridge.Rule")
+                    f"{type(exc).__name__}: {exc}")
+                problem.__cause__ = exc
+            else:
+                problem = None if isinstance(rule, Rule) else AdapterError(
+                    f"the rulebridge adapter {name!r} returned {type(rule).__name__} for "
+                    f"{function_name(function)}{format_signature(signature)}, not a "
+                    "rulebridge.Rule")
+            if problem is not None:
+                if source is not None:
+                    raise problem
+                # asked among all adapters: report the broken one, keep the others working
+                warnings.warn(str(problem), AdapterWarning, stacklevel=2)
+                refusals.append(f"{name}: broken ({problem})")
+                continue
             text = format_signature(signature)
             rule.status = self._status.get((rule.name, rule.source, text), rule.status)
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
@@ -298,7 +322,7 @@ def missing_rule(function: Callable, signature: Signature, message: str) -> Rule
 def _can_carry_gradient(x) -> bool:
     dtype = getattr(x, "dtype", None)
     if dtype is not None:
-        return dtype.kind in "fcO"  # an object array may hold the traced floats: never drop it
+        return dtype.kind in "fc"
     return isinstance(x, (float, complex))
 
 

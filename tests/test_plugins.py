@@ -1,0 +1,211 @@
+"""Adapters as plugins: a third-party adapter (tests/example_adapter) installed into a temporary
+directory and found through its entry point, broken adapters, and how `source=None` chooses
+among several adapters' rules."""
+
+import importlib
+import shutil
+import sys
+import time
+import tomllib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rulebridge as rb
+
+HERE = Path(__file__).parent
+DISTRIBUTIONS = [HERE / "example_adapter", HERE / "example_adapter" / "broken"]
+PLUGINS = ("example", "malformed", "raises-on-import")
+
+
+def install(project: Path, site: Path) -> None:
+    """What `pip install --target site project` leaves behind, without building a wheel: the
+    packages and a dist-info whose METADATA and entry_points.txt come from its pyproject."""
+    meta = tomllib.loads((project / "pyproject.toml").read_text())["project"]
+    dist_info = site / f"{meta['name'].replace('-', '_')}-{meta['version']}.dist-info"
+    dist_info.mkdir(parents=True)
+    lines = ["Metadata-Version: 2.1", f"Name: {meta['name']}", f"Version: {meta['version']}"]
+    lines += [f"Requires-Dist: {r}" for r in meta.get("dependencies", [])]
+    (dist_info / "METADATA").write_text("\n".join(lines) + "\n")
+    points = meta["entry-points"]["rulebridge.adapters"]
+    (dist_info / "entry_points.txt").write_text(
+        "[rulebridge.adapters]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()))
+    for package in project.glob("rulebridge_*"):
+        shutil.copytree(package, site / package.name, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    for project in DISTRIBUTIONS:
+        install(project, site)
+    return site
+
+
+@pytest.fixture
+def installed(site):
+    """The plugins on sys.path for one test; afterwards the process is as it was."""
+    sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+    rb.REGISTRY.rediscover()
+    try:
+        yield site
+    finally:
+        sys.path.remove(str(site))
+        for module in [m for m in sys.modules if m.startswith("rulebridge_example")]:
+            del sys.modules[module]
+        importlib.invalidate_caches()
+        rb.REGISTRY.rediscover()
+        assert not set(PLUGINS) & set(rb.adapters())
+
+
+# -- the worked example ------------------------------------------------------------------------
+
+
+def test_adapters_lists_the_plugins_without_importing_them(installed):
+    found = {str(a): a for a in rb.adapters()}
+    assert set(PLUGINS) <= set(found)
+    assert found["example"].distribution == "rulebridge-example" and found["example"].available
+    assert "rulebridge_example" not in sys.modules  # listed, not imported
+
+
+def test_example_adapter_differentiates_numpy_code(installed):
+    import autograd
+    import autograd.numpy as anp
+
+    x = np.linspace(-1.0, 1.0, 5)
+    f = lambda x: np.sum(np.tanh(np.sin(np.exp(x))))
+    g = rb.grad(f, source="example")(x)
+    reference = autograd.grad(lambda x: anp.sum(anp.tanh(anp.sin(anp.exp(x)))))(x)
+    np.testing.assert_allclose(g, reference, rtol=1e-13)
+    _, tape = rb.trace(f, x, source="example")
+    assert "[example]" in str(tape)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_check_rule_verifies_the_example_rules(installed, dtype):
+    x = np.linspace(0.2, 0.9, 4).astype(dtype)
+    if dtype is np.complex128:
+        x = x + 0.3j * x[::-1]  # off the real line, where a conjugation error would show
+    for function in (np.sin, np.cos, np.exp, np.tanh, np.log1p, np.sum):
+        result = rb.check_rule(function, x, source="example")
+        assert result.status == "pass", result.describe()
+    X = x[:, None] * x
+    for kwargs in ({"axis": 0}, {"axis": 1, "keepdims": True}):
+        assert rb.check_rule(np.sum, X, source="example", **kwargs).passed
+
+
+# -- broken adapters ---------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::rulebridge.AdapterWarning")  # malformed, tested below
+def test_an_adapter_that_fails_to_import_is_named_and_the_others_keep_working(installed):
+    with pytest.raises(rb.AdapterError, match=r"'raises-on-import' .*rulebridge-example-broken"
+                                              r".*failed to load: RuntimeError: libexample.so"):
+        rb.vjp(np.sin, np.ones(3), source="raises-on-import")
+    x = np.array([0.1, 0.2])
+    np.testing.assert_allclose(rb.grad(lambda x: np.sum(np.sin(x)))(x), np.cos(x), rtol=1e-15)
+    np.testing.assert_allclose(rb.grad(lambda x: np.sum(np.sin(x)), source="example")(x),
+                               np.cos(x), rtol=1e-15)
+
+
+def test_a_malformed_rule_names_the_adapter_and_the_others_keep_working(installed):
+    x = np.array([0.1, 0.2])
+    with pytest.raises(rb.AdapterError, match=r"'malformed' returned tuple for numpy.sin"):
+        rb.vjp(np.sin, x, source="malformed")
+    _, pullback = rb.vjp(np.cos, x, source="malformed")
+    with pytest.raises(rb.RuleContractError, match=r"malformed rule for numpy.cos.*shape"):
+        pullback(np.ones(2))
+    assert rb.check_rule(np.cos, x, source="malformed").status == "error"
+    # With every adapter asked, the malformed one is reported and skipped.
+    rb.prefer(np.sin, "malformed", "example")
+    try:
+        with pytest.warns(rb.AdapterWarning, match="'malformed' returned tuple"):
+            g = rb.grad(lambda x: np.sum(np.sin(x)))(x)
+    finally:
+        rb.REGISTRY._per_function.pop(np.sin, None)
+        rb.REGISTRY._invalidate()
+    np.testing.assert_allclose(g, np.cos(x), rtol=1e-15)
+
+
+# -- choosing among sources --------------------------------------------------------------------
+
+
+def wave(x):
+    """A function only the two test adapters below cover."""
+    return np.sin(3 * x)
+
+
+class Wave(rb.Adapter):
+    """Hand-written rules for `wave`: `delay` slows the pullback, `sign=-1` makes it wrong."""
+
+    def __init__(self, name: str, delay: float = 0.0, sign: float = 1.0) -> None:
+        self.name, self.delay, self.sign = name, delay, sign
+
+    def build_rule(self, function, signature):
+        if function is not wave:
+            raise rb.Declined("covers wave only")
+
+        def pullback(x, g, argnums):
+            time.sleep(self.delay)
+            return (self.sign * 3 * np.cos(3 * x) * g,)
+
+        return rb.Rule(wave, signature, lambda args, kwargs: (wave(*args), args[0]), pullback,
+                       source=self.name)
+
+
+@pytest.fixture
+def two_sources():
+    rb.register_adapter(Wave("a_slow", delay=0.002))
+    rb.register_adapter(Wave("b_fast"))
+    yield
+    for name in ("a_slow", "b_fast"):
+        rb.REGISTRY.unregister(name)
+    rb.REGISTRY._per_function.pop(wave, None)
+
+
+def chosen(x) -> str:
+    return rb.lookup(wave, rb.signature_of((x,))).source
+
+
+def record(result) -> None:
+    rb.REGISTRY.set_status(result.function, result.source, result.signature, result.status)
+
+
+def test_the_faster_measured_rule_is_chosen(two_sources):
+    x = np.linspace(0.0, 1.0, 4)
+    assert chosen(x) == "a_slow"  # nothing measured: the preference order
+    seconds = rb.measure_rules(wave, x)
+    assert seconds["a_slow"] > seconds["b_fast"]
+    assert chosen(x) == "b_fast"
+    assert chosen(x.astype(np.float32)) == "a_slow"  # measured per signature
+
+
+def test_a_verified_rule_wins_over_a_faster_unverified_one(two_sources):
+    x = np.linspace(0.0, 1.0, 4)
+    rb.measure_rules(wave, x)
+    record(rb.check_rule(wave, x, source="a_slow"))
+    assert chosen(x) == "a_slow"
+    record(rb.check_rule(wave, x, source="b_fast"))
+    assert chosen(x) == "b_fast"  # both verified: the faster
+
+
+def test_a_failed_rule_is_never_chosen_over_another(two_sources):
+    rb.REGISTRY.unregister("b_fast")
+    rb.register_adapter(Wave("b_fast", sign=-1.0))
+    x = np.linspace(0.0, 1.0, 4)
+    rb.measure_rules(wave, x)
+    result = rb.check_rule(wave, x, source="b_fast")
+    assert result.status == "fail"
+    record(result)
+    assert chosen(x) == "a_slow"
+    np.testing.assert_allclose(rb.grad(lambda x: np.sum(wave(x)))(x), 3 * np.cos(3 * x))
+
+
+def test_prefer_for_one_function_outranks_speed(two_sources):
+    x = np.linspace(0.0, 1.0, 4)
+    rb.measure_rules(wave, x)
+    rb.prefer(wave, "a_slow")
+    assert chosen(x) == "a_slow"
