@@ -322,7 +322,7 @@ def missing_rule(function: Callable, signature: Signature, message: str) -> Rule
 def _can_carry_gradient(x) -> bool:
     dtype = getattr(x, "dtype", None)
     if dtype is not None:
-        return dtype.kind in "fc"
+        return dtype.kind in "fcO"  # an object array may hold the traced floats: never drop it
     return isinstance(x, (float, complex))
 
 
