@@ -3,7 +3,10 @@ directory and found through its entry point, broken adapters, and how `source=No
 among several adapters' rules."""
 
 import importlib
+import json
+import os
 import shutil
+import subprocess
 import sys
 import time
 import tomllib
@@ -95,6 +98,21 @@ def test_check_rule_verifies_the_example_rules(installed, dtype):
     X = x[:, None] * x
     for kwargs in ({"axis": 0}, {"axis": 1, "keepdims": True}):
         assert rb.check_rule(np.sum, X, source="example", **kwargs).passed
+
+
+def test_example_adapter_appears_in_the_matrix(site, tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    out, json_path, status = tmp_path / "m.md", tmp_path / "m.json", tmp_path / "status.json"
+    subprocess.run([sys.executable, "-m", "rulebridge.cli", "matrix", "--source", "example",
+                    "--out", str(out), "--json", str(json_path), "--status", str(status),
+                    "--workers", "1"], check=True, env=env, cwd=tmp_path, timeout=600)
+    cells = json.loads(json_path.read_text())["cells"]
+    example = {(c["function"], c["signature"]): c["status"] for c in cells
+               if c["source"] == "example"}
+    for name in ("sin", "cos", "exp", "tanh", "log1p", "sum"):
+        for signature in ("(float64[:])", "(float32[:])", "(complex128[:])"):
+            assert example[(f"numpy.{name}", signature)] == "pass"
+    assert "example" in out.read_text()
 
 
 # -- broken adapters ---------------------------------------------------------------------------
