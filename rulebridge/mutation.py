@@ -17,13 +17,9 @@ zeroed. The zeroing happens in place when `g` is the buffer this module handed t
 itself (nobody else can hold it), so a loop of single-element writes costs O(1) per write in both
 directions after one copy.
 
-Aliasing. A box whose memory is overwritten through *another* array (a view or its base) keeps a
-stale variable: the tape would silently disagree with NumPy. Each write logs `(variable created,
-region written)` under the memory's owner (the base array); variables are numbered in creation
-order, so a box is stale exactly when a write newer than its variable overlapped its memory.
-Checking that on every read would tax programs that never write, so the check is switched on per
-tape by the first write (`Tape.record` is shadowed by `MutationState.checked_record`): immutable
-code pays nothing. A stale read raises `MutationError` naming both operations.
+Aliasing (a box whose memory was overwritten through a view or its base) is rulebridge/aliasing.py:
+it is checked only on tapes that have written (`Tape.record` is shadowed by
+`MutationState.checked_record` at the first write), so code that never writes pays nothing.
 """
 
 from __future__ import annotations
@@ -33,14 +29,14 @@ from typing import Any
 
 import numpy as np
 
+from .aliasing import BASIC_INDEX, Aliases, describe
 from .conform import conform_cotangent
 from .errors import MutationError, TracingError
-from .rule import Rule, function_name
-from .signature import format_spec, signature_of, spec_of
+from .rule import Rule
+from .signature import signature_of
 from .tape import Op, Tape
 
 _ndarray = np.ndarray
-_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds")  # NumPy 2 / 1.26
 
 
 class WriteOp(Op):
@@ -97,6 +93,16 @@ class Write:
         return (target_ct, value_ct) if with_value else (target_ct,)
 
 
+class Propagated(Write):
+    """A view's write seen from its parent: the memory was written (and is restored) by the
+    view's own write, so swapping moves nothing."""
+
+    __slots__ = ()
+
+    def swap(self) -> None:
+        self.restored = not self.restored
+
+
 def _write_pullback(residuals, g, argnums):
     return residuals.pullback(g, argnums)
 
@@ -116,9 +122,7 @@ class MutationState:
         self.tape = tape
         self.box_type = box_type
         self.writes: list[WriteOp] = []
-        self.log: dict[int, list] = {}  # id(owner) -> [(variable created, region, description)]
-        self.owners: list = []  # keeps every logged owner alive, so its id stays unique
-        self.clean: dict[int, int] = {}  # variable -> newest write it was checked against
+        self.aliases = Aliases(tape, box_type)
         self.handed: dict[int, Any] = {}  # variable -> cotangent buffer this module owns
         self.sweeping = False
         tape.mutation = self
@@ -130,49 +134,48 @@ class MutationState:
         box_type = self.box_type
         for a in args:
             if type(a) is box_type:
-                self.check(a, function)
+                self.aliases.check(a, function)
             elif type(a) is list or type(a) is tuple:
                 for item in a:
                     if type(item) is box_type:
-                        self.check(item, function)
+                        self.aliases.check(item, function)
         return Tape.record(self.tape, function, args, kwargs)
-
-    def check(self, box, reader, overwritten=None) -> None:
-        """Raise when `box`'s memory was overwritten, after its variable was made, through
-        another array; writes inside `overwritten` (a region the caller is about to overwrite
-        whole) do not count: that is how Python runs `x[i] += v` (x[i] is a view, written by
-        `+=`, then assigned back)."""
-        value = box._value
-        entries = self.log.get(id(_owner(value)))
-        if entries is None:
-            return
-        var = box._var
-        since = self.clean.get(var, var)
-        if entries[-1][0] <= since:
-            return
-        for written_var, region, what in reversed(entries):
-            if written_var <= since:
-                break
-            if _overlaps(value, region) and not _within(region, overwritten):
-                raise _stale(box, reader, what)
-        self.clean[var] = entries[-1][0]
-
-    def log_write(self, target, region, out_var: int, what: str) -> None:
-        owner = _owner(target)
-        entries = self.log.get(id(owner))
-        if entries is None:
-            entries = self.log[id(owner)] = []
-            self.owners.append(owner)
-        entries.append((out_var, region, what))
 
     def check_result(self, result) -> None:
         """The function's return value is read too: a stale box there would seed a wrong
         variable."""
         if type(result) is self.box_type:
-            self.check(result, "the returned value")
+            self.aliases.check(result, "the returned value")
         elif isinstance(result, (tuple, list)):
             for item in result:
                 self.check_result(item)
+
+    def record(self, kind, target, index, saved, in_var, value_var, value) -> int:
+        """Append one write op; returns the variable it defines (and supersedes `in_var` by)."""
+        tape = self.tape
+        out_var = tape.new_var()
+        record = kind(target, index, saved, _covers_all(index), in_var, out_var, value, self)
+        args = (target, index, value)
+        op = WriteOp(_write_rule(signature_of(args)), args, {}, (in_var, None, value_var),
+                     (out_var,), None, record)
+        tape.ops.append(op)
+        self.writes.append(op)
+        self.aliases.superseded[in_var] = out_var
+        return out_var
+
+    def propagate(self, view_var: int, new_var: int, view) -> None:
+        """A write into a basic-indexing view `v = u[idx]` is a write into `u` too: record
+        `u' = setitem(u, idx, v')` (NumPy already wrote the memory), and so on up the views."""
+        aliases = self.aliases
+        origin = aliases.origin(view_var)
+        while origin is not None:
+            parent_var, parent, index = origin
+            parent_var = aliases.current(parent_var, parent)
+            if parent_var is None:
+                return  # the parent is stale anyway: reading it will raise
+            out_var = self.record(Propagated, parent, index, None, parent_var, new_var, view)
+            origin = aliases.origin(parent_var)
+            new_var, view = out_var, parent
 
     # -- the reverse sweep ---------------------------------------------------------------------
 
@@ -209,12 +212,13 @@ def setitem(box, index, value, what: str | None = None):
     what = Described(what, index, target)
     old = target[index]
     view = type(old) is _ndarray and np.may_share_memory(old, target)
-    state.check(box, what, old if view else None)
+    aliases = state.aliases
+    aliases.check(box, what, old if view else None)
     value_var, value_primal = None, value
     if type(value) is type(box):
         if value._tape is not tape:
             raise MutationError(f"{what}: the value comes from another differentiation")
-        state.check(value, what)
+        aliases.check(value, what)
         written = value._value
         value = _fit(value, np.shape(old), what)
         value_var, value_primal = value._var, value._value
@@ -225,16 +229,11 @@ def setitem(box, index, value, what: str | None = None):
                 "the indices), or accumulate with x = x + np.bincount(...)-style code.")
     saved = old.copy() if view else old
     target[index] = value_primal if value_var is None else written  # NumPy's own write
-    out_var = tape.new_var()
-    full = _covers_all(index, target.ndim)
-    record = Write(target, index, saved, full, box._var, out_var, value_primal, state)
-    args = (target, index, value_primal)
-    op = WriteOp(_write_rule(signature_of(args)), args, {}, (box._var, None, value_var),
-                 (out_var,), None, record)
-    tape.ops.append(op)
-    state.writes.append(op)
-    state.log_write(target, old if view else target, out_var, what)
+    in_var = box._var
+    out_var = state.record(Write, target, index, saved, in_var, value_var, value_primal)
     box._var = out_var
+    state.propagate(in_var, out_var, target)  # before logging: the parent is current up to it
+    aliases.logged(target, old if view else target, out_var, what)
     return box
 
 
@@ -248,7 +247,7 @@ class Described:
 
     def __str__(self) -> str:
         what = self.what or f"setitem {_format_index(self.index)} = ..."
-        return f"{what} on {_describe(self.target)}"
+        return f"{what} on {describe(self.target)}"
 
 
 def _fit(value, shape, what):
@@ -283,56 +282,6 @@ def _write_rule(signature) -> Rule:
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _owner(a):
-    """The object that owns `a`'s memory (NumPy keeps a view's `base` pointing at it)."""
-    base = getattr(a, "base", None)
-    while base is not None:
-        a = base
-        base = getattr(a, "base", None)
-    return a
-
-
-def _overlaps(value, region) -> bool:
-    if type(value) is not _ndarray or not np.may_share_memory(value, region):
-        return False
-    try:
-        return np.shares_memory(value, region, max_work=10_000)
-    except np.exceptions.TooHardError:
-        return True  # undecided: assume they overlap (a clear error, never a wrong gradient)
-
-
-def _within(region, outer) -> bool:
-    """Is every element of `region` inside `outer`? Exact for the same view, and for any region
-    of a contiguous `outer`; otherwise it answers False (the caller then refuses)."""
-    if outer is None:
-        return False
-    inner = region.__array_interface__
-    bounds = outer.__array_interface__
-    if (inner["data"][0], region.shape, region.strides) == (bounds["data"][0], outer.shape,
-                                                             outer.strides):
-        return True
-    if not (outer.flags.c_contiguous or outer.flags.f_contiguous):
-        return False
-    low, high = _byte_bounds(region)
-    outer_low, outer_high = _byte_bounds(outer)
-    return outer_low <= low and high <= outer_high
-
-
-def _stale(box, reader, what) -> MutationError:
-    name = reader if isinstance(reader, str) else function_name(reader)
-    return MutationError(
-        f"{name} reads a traced array ({_describe(box._value)}) whose memory was overwritten "
-        f"later through another array sharing it (a view of it, or its base): {what}. With "
-        "NumPy's aliasing the read sees the new values, which are not part of this array's "
-        "recorded history, so its gradient would be wrong. Write through the array you read "
-        "afterwards (x[1] = v, not v = x[1:3]; v[0] = ...), or copy before writing "
-        "(v = x[1:3].copy()).")
-
-
-def _describe(x) -> str:
-    return f"{format_spec(spec_of(x))} of shape {np.shape(x)}"
-
-
 def _contains_box(value, box_type) -> bool:
     if type(value) is box_type:
         return True
@@ -358,18 +307,15 @@ def _format_item(item) -> str:
     return repr(item)
 
 
-def _covers_all(index, ndim: int) -> bool:
+def _covers_all(index) -> bool:
     items = index if type(index) is tuple else (index,)
     return all(i is Ellipsis or (type(i) is slice and i == slice(None)) for i in items)
-
-
-_BASIC_INDEX = frozenset({int, slice, type(None), type(Ellipsis), np.intp, np.int64})
 
 
 def _has_repeats(index, shape) -> bool:
     """Does an integer-array index name some position twice? (Slices, ints and masks never do.)"""
     items = index if type(index) is tuple else (index,)
-    if all(type(i) in _BASIC_INDEX for i in items):
+    if all(type(i) in BASIC_INDEX for i in items):
         return False
     arrays = [np.asarray(i) if type(i) is list else i for i in items]
     kinds = {a.dtype.kind for a in arrays if type(a) is _ndarray}

@@ -1,0 +1,194 @@
+"""Aliasing: keeping the tape in agreement with NumPy when arrays share memory.
+
+A box is *stale* when its memory was overwritten, after its variable was made, through another
+array (a view of it, or its base): NumPy's read would see the new values, which its variable's
+recorded history lacks. Each write logs `(variable created, region written)` under the memory's
+owner (the base array); variables are numbered in creation order, so a box is stale exactly when
+a logged write newer than its variable overlaps its memory. Only tapes that have written pay for
+this check (see rulebridge/mutation.py).
+
+A stale box is brought up to date instead of refused when its history allows it:
+
+- A write through a view `v = u[idx]` (basic indexing, found by a binary search over the tape for
+  the op that made `v`) is also recorded on the parent as `u' = setitem(u, idx, v')`, without a
+  second physical write; `u`'s variable is *superseded* by `u'`.
+- Every box resolves superseded variables when it is read, so the parent box picks `u'` up.
+- A view read after its parent was written is re-derived as `getitem(u', idx)`, recorded with
+  the source's getitem rule, when the parent itself is up to date.
+
+Anything else (views made by reshape or transpose, a write overlapping memory the tape cannot
+relate) raises MutationError naming the reading operation and the write.
+"""
+
+from __future__ import annotations
+
+import bisect
+import operator
+
+import numpy as np
+
+from .errors import MutationError
+from .rule import function_name
+from .signature import format_spec, spec_of
+from .tape import Tape
+
+_ndarray = np.ndarray
+_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds")  # NumPy 2 / 1.26
+BASIC_INDEX = frozenset({int, slice, type(None), type(Ellipsis), np.intp, np.int64})
+
+
+class Aliases:
+    """Per tape: the write log per memory owner, and which variables supersede which."""
+
+    def __init__(self, tape: Tape, box_type: type) -> None:
+        self.tape = tape
+        self.box_type = box_type
+        self.log: dict[int, list] = {}  # id(owner) -> [(variable created, region, description)]
+        self.owners: list = []  # keeps every logged owner alive, so its id stays unique
+        self.clean: dict[int, int] = {}  # variable -> newest write it was checked against
+        self.superseded: dict[int, int] = {}  # variable -> a newer variable of the same array
+
+    def check(self, box, reader, overwritten=None) -> None:
+        """Bring `box` up to date (rebinding it to its newest variable), or raise MutationError.
+        Writes inside `overwritten`, a region the caller is about to overwrite whole, do not
+        count: that is how Python runs `x[i] += v` for a non-getitem view."""
+        var = self.latest(box._var)
+        what = self.stale(box._value, var, overwritten)
+        if what is not None:
+            var = self.rederive(var, box._value)
+            if var is None:
+                raise _stale(box, reader, what)
+        box._var = var
+
+    def latest(self, var: int) -> int:
+        superseded = self.superseded
+        if var not in superseded:
+            return var
+        newest = var
+        while newest in superseded:
+            newest = superseded[newest]
+        superseded[var] = newest
+        return newest
+
+    def stale(self, array, var: int, overwritten=None):
+        """The newest write that overwrote part of `array` after `var` was made, or None."""
+        entries = self.log.get(id(owner_of(array)))
+        if entries is None:
+            return None
+        since = self.clean.get(var, var)
+        if entries[-1][0] <= since:
+            return None
+        for written_var, region, what in reversed(entries):
+            if written_var <= since:
+                break
+            if _overlaps(array, region) and not _within(region, overwritten):
+                return what
+        self.clean[var] = entries[-1][0]
+        return None
+
+    def logged(self, target, region, out_var: int, what) -> None:
+        owner = owner_of(target)
+        entries = self.log.get(id(owner))
+        if entries is None:
+            entries = self.log[id(owner)] = []
+            self.owners.append(owner)
+        entries.append((out_var, region, what))
+
+    # -- views ---------------------------------------------------------------------------------
+
+    def origin(self, var: int):
+        """`(parent variable, parent array, index)` when `var` is a basic-indexing view of a
+        parent (possibly written since), else None."""
+        from .mutation import WriteOp
+
+        ops = self.tape.ops
+        while True:
+            i = bisect.bisect_left(ops, var, key=_last_output)
+            if i == len(ops) or var not in ops[i].outputs:
+                return None  # an input, or a box from before this tape
+            op = ops[i]
+            if type(op) is WriteOp:
+                var = op.inputs[0]
+                continue
+            if op.rule.function is not operator.getitem or type(op.inputs[0]) is not int:
+                return None
+            parent, index = op.args[0], op.args[1]
+            items = index if type(index) is tuple else (index,)
+            if type(parent) is not _ndarray or any(type(i) not in BASIC_INDEX for i in items):
+                return None
+            return op.inputs[0], parent, index
+
+    def current(self, var: int, array):
+        """The newest variable of `array`, re-derived when needed; None when it cannot be."""
+        var = self.latest(var)
+        if self.stale(array, var) is None:
+            return var
+        return self.rederive(var, array)
+
+    def rederive(self, var: int, array):
+        """A stale view, recorded again as `getitem(parent's newest variable, index)`."""
+        origin = self.origin(var)
+        if origin is None:
+            return None
+        parent_var, parent, index = origin
+        parent_var = self.current(parent_var, parent)
+        if parent_var is None:
+            return None
+        fresh = Tape.record(self.tape, operator.getitem,
+                            (self.box_type(parent, parent_var, self.tape), index), {})
+        self.superseded[var] = fresh._var
+        return fresh._var
+
+
+def _last_output(op) -> int:
+    return max(v for v in op.outputs if v is not None)
+
+
+def owner_of(a):
+    """The object that owns `a`'s memory (NumPy keeps a view's `base` pointing at it)."""
+    base = getattr(a, "base", None)
+    while base is not None:
+        a = base
+        base = getattr(a, "base", None)
+    return a
+
+
+def _overlaps(value, region) -> bool:
+    if type(value) is not _ndarray or not np.may_share_memory(value, region):
+        return False
+    try:
+        return np.shares_memory(value, region, max_work=10_000)
+    except np.exceptions.TooHardError:
+        return True  # undecided: assume they overlap (a clear error, never a wrong gradient)
+
+
+def _within(region, outer) -> bool:
+    """Is every element of `region` inside `outer`? Exact for the same view, and for any region
+    of a contiguous `outer`; otherwise it answers False (the caller then refuses)."""
+    if outer is None:
+        return False
+    inner = region.__array_interface__
+    bounds = outer.__array_interface__
+    if (inner["data"][0], region.shape, region.strides) == (bounds["data"][0], outer.shape,
+                                                             outer.strides):
+        return True
+    if not (outer.flags.c_contiguous or outer.flags.f_contiguous):
+        return False
+    low, high = _byte_bounds(region)
+    outer_low, outer_high = _byte_bounds(outer)
+    return outer_low <= low and high <= outer_high
+
+
+def _stale(box, reader, what) -> MutationError:
+    name = reader if isinstance(reader, str) else function_name(reader)
+    return MutationError(
+        f"{name} reads a traced array ({describe(box._value)}) whose memory was overwritten "
+        f"later through another array sharing it (a view of it, or its base): {what}. With "
+        "NumPy's aliasing the read sees the new values, which are not part of this array's "
+        "recorded history, so its gradient would be wrong (rulebridge follows views made by "
+        "basic indexing, x[1:3] or x[0], not reshape or transpose views). Write through the "
+        "array itself, or copy before writing (v = x.reshape(2, 3).copy()).")
+
+
+def describe(x) -> str:
+    return f"{format_spec(spec_of(x))} of shape {np.shape(x)}"
