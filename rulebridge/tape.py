@@ -109,7 +109,11 @@ class Tape:
                 return out
             var = self.n_vars
             self.n_vars = var + 1
-            self.ops.append(Op(rule, values, kwargs, tuple(inputs), (var,), None, residuals))
+            inputs = tuple(inputs)
+            ops = self.ops
+            if len(inputs) == 1 and ops and ops[-1].outputs == inputs:
+                inputs = ops[-1].outputs  # `x = f(x)`: share the previous op's (var,) tuple
+            ops.append(Op(rule, values, kwargs, inputs, (var,), None, residuals))
             return Traced(out, var, self)
         return self._record_multi(rule, values, kwargs, tuple(inputs), out, residuals)
 
