@@ -12,14 +12,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
 from rulebridge.sweep import backward  # noqa: E402
-from timing import median_seconds  # noqa: E402
+from timing import add_clock_option, median_seconds, now, use_clock  # noqa: E402
 
 X = np.linspace(0.1, 1.0, 10)
 
@@ -66,12 +65,12 @@ def time_replacement(n: int, repeats: int) -> tuple[float, float]:
     replace_times, sweep_times = [], []
     for _ in range(repeats):
         _, tape = rb.trace(chain(n), X)
-        start = time.perf_counter()
+        start = now()
         replace_all(tape)
-        replace_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
+        replace_times.append(now() - start)
+        start = now()
         cts = backward(tape, {tape.outputs: np.float64(1.0)})
-        sweep_times.append(time.perf_counter() - start)
+        sweep_times.append(now() - start)
         assert tape.inputs[0] in cts
     return float(np.median(replace_times)), float(np.median(sweep_times))
 
@@ -79,7 +78,9 @@ def time_replacement(n: int, repeats: int) -> tuple[float, float]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
+    add_clock_option(parser)
     args = parser.parse_args(argv)
+    use_clock(args.clock)
 
     print("1. Gradient of an n-op sin/tanh chain (median seconds):")
     times = {}

@@ -20,15 +20,14 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 import tracemalloc
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
-from timing import (jax_available, median_seconds, rulebridge_sources, table,  # noqa: E402
-                    write_json)
+from timing import (add_clock_option, jax_available, median_seconds,  # noqa: E402
+                    clock_name, now, rulebridge_sources, table, use_clock, write_json)
 
 X = np.linspace(0.1, 1.0, 10)
 
@@ -96,6 +95,7 @@ def per_op_table(sizes, sources, repeats, autograd_max):
 def bytes_per_op(source: str | None, n: int = 20_000) -> float:
     """Memory a tape holds per op, minus the arrays its ops keep (outputs and residuals)."""
     f = chain(np, n)
+    rb.trace(chain(np, 10), X.copy(), source=source)  # imports and rule lookups happen once
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     _, tape = rb.trace(f, X.copy(), source=source)
@@ -129,16 +129,16 @@ def f(x):
         x = np.sin(x) if i % 2 == 0 else np.tanh(x)
     return np.sum(x)
 x = np.linspace(0.1, 1.0, 10)
-start = time.perf_counter()
+start = time.{clock}()
 rb.grad(f, source=source)(x)
-print(time.perf_counter() - start)
+print(time.{clock}() - start)
 """
 
 
 def first_gradient_seconds(source: str, n: int = 3000, repeats: int = 3) -> float:
     """Fresh process: import rulebridge, then time the first gradient (adapter import, rule
     lookups, tracing, sweep all included)."""
-    code = FIRST_GRADIENT.format(n=n, source=source)
+    code = FIRST_GRADIENT.format(n=n, source=source, clock=clock_name())
     times = [float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                                   text=True).stdout) for _ in range(repeats)]
     return statistics.median(times)
@@ -150,9 +150,9 @@ def jax_compile_seconds(n: int = 3000) -> float:
 
     jax.config.update("jax_enable_x64", True)
     g = jax.jit(jax.grad(chain(jnp, n)))
-    start = time.perf_counter()
+    start = now()
     g.lower(jnp.asarray(X)).compile()
-    return time.perf_counter() - start
+    return now() - start
 
 
 def plot(results, path):
@@ -193,12 +193,14 @@ def main(argv=None) -> int:
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument("--plot", default=os.path.join(os.path.dirname(__file__), "overhead.png"))
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    add_clock_option(parser)
     args = parser.parse_args(argv)
+    use_clock(args.clock)
 
     sources = rulebridge_sources()
     sizes = [int(n) for n in args.sizes]
     print(f"numpy {np.__version__}; rulebridge sources: {', '.join(sources) or 'none'}; "
-          f"medians of {args.repeats} samples")
+          f"medians of {args.repeats} samples of {args.clock} time")
     results = per_op_table(sizes, sources, args.repeats, args.autograd_max)
     rb_keys = [f"rulebridge[{s}]" for s in sources]
     header = ["N", "numpy forward", "hand-written fwd+bwd", "autograd"] + rb_keys

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
-from timing import (jax_available, median_seconds, rulebridge_sources, table,  # noqa: E402
-                    write_json)
+from timing import (add_clock_option, jax_available, median_seconds,  # noqa: E402
+                    now, rulebridge_sources, table, use_clock, write_json)
 
 
 # -- the programs, each written once against a NumPy-like namespace `xp` ----------------------
@@ -176,9 +175,9 @@ def run_case(case: Case, sources, use_jax: bool, repeats: int) -> dict:
         g = jax_gradient(case, args)
         ratio("jax.grad", g, jargs)
         jitted = jax.jit(g)
-        start = time.perf_counter()
+        start = now()
         compiled = jitted.lower(*jargs).compile()
-        row["jax.jit compile_s"] = time.perf_counter() - start
+        row["jax.jit compile_s"] = now() - start
         ratio("jax.jit(grad)", lambda *a: jax.block_until_ready(compiled(*a)), jargs)
     if case.autograd:
         ratio("autograd", autograd_gradient(case, args), args)
@@ -201,13 +200,15 @@ def main(argv=None) -> int:
     parser.add_argument("--no-jax", action="store_true", help="leave out the jax columns")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    add_clock_option(parser)
     args = parser.parse_args(argv)
+    use_clock(args.clock)
 
     sources = rulebridge_sources()
     use_jax = jax_available() and not args.no_jax
     cases = [c for c in CASES if not args.only or c.name in args.only]
     print(f"numpy {np.__version__}; rulebridge sources: {', '.join(sources) or 'none'}; "
-          f"gradient time / primal time, medians of {args.repeats} samples")
+          f"gradient time / primal time, medians of {args.repeats} samples of {args.clock} time")
     results = {}
     for case in cases:
         print(f"  {case.name} ...", flush=True)
