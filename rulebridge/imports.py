@@ -46,6 +46,7 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
                                  signatures=signatures, check=check)
     if not callable(function):
         raise TypeError(f"import_rule needs a function, got {type(function).__name__}")
+    function = getattr(function, "__rulebridge_imported__", function)  # adding a source
     wanted = _parse_signatures(signatures)
     imports = [_Import(function, name, adapter, counterpart, wanted, check)
                for name, adapter, counterpart in _sources(function, source, equivalent)]

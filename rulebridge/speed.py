@@ -62,4 +62,6 @@ def _ones_like_outputs(out: Any) -> Any:
         return tuple(_ones_like_outputs(item) for item in out)
     if not _differentiable(out):
         return None
-    return np.ones_like(out) if isinstance(out, np.ndarray) else np.ones((), np.result_type(out))[()]
+    if isinstance(out, np.ndarray):
+        return np.ones_like(out)
+    return np.ones((), np.result_type(out))[()]

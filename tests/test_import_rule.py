@@ -51,7 +51,8 @@ def test_imported_function_is_the_function_itself_on_plain_arrays(source):
     logsumexp = rb.import_rule(scipy.special.logsumexp, source)
     x = np.array([0.3, -1.2, 2.0])
     assert logsumexp(x, axis=0) == scipy.special.logsumexp(x, axis=0)
-    assert logsumexp.__name__ == "logsumexp" and logsumexp.__doc__ == scipy.special.logsumexp.__doc__
+    assert logsumexp.__name__ == "logsumexp"
+    assert logsumexp.__doc__ == scipy.special.logsumexp.__doc__
     value = rb.value_and_grad(logsumexp, source=source)(x)[0]
     assert value == scipy.special.logsumexp(x)  # the forward is SciPy's own, to the bit
 
@@ -79,6 +80,15 @@ def test_float32_stays_float32():
     g = rb.grad(logsumexp, source="jax")(x)
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, scipy.special.softmax(x.astype(np.float64)), rtol=1e-6)
+
+
+def test_importing_an_imported_function_adds_a_source():
+    from_autograd = rb.import_rule(scipy.special.logsumexp, "autograd")
+    rb.import_rule(from_autograd, "jax")
+    x = np.array([0.5, 1.5])
+    for source in SOURCES:
+        np.testing.assert_allclose(rb.grad(from_autograd, source=source)(x),
+                                   scipy.special.softmax(x), rtol=1e-12)
 
 
 def test_source_none_imports_from_every_adapter_with_a_counterpart():

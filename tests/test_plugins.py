@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import tomllib
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +100,8 @@ def test_check_rule_verifies_the_example_rules(installed, dtype):
 
 
 def test_example_adapter_appears_in_the_matrix(site, tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path)
     out, json_path, status = tmp_path / "m.md", tmp_path / "m.json", tmp_path / "status.json"
     subprocess.run([sys.executable, "-m", "rulebridge.cli", "matrix", "--source", "example",
                     "--out", str(out), "--json", str(json_path), "--status", str(status),

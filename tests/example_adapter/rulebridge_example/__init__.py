@@ -44,7 +44,8 @@ class ExampleAdapter(rulebridge.Adapter):
                         source_version=self.version(), notes="hand-written")
         derivative = DERIVATIVES.get(function)
         if derivative is None:
-            raise Declined(f"the example adapter has no rule for {rulebridge.function_name(function)}")
+            name = rulebridge.function_name(function)
+            raise Declined(f"the example adapter has no rule for {name}")
         if len(signature) != 1:
             raise Declined("the example adapter covers one-argument calls only")
         decline_unsupported(signature)
