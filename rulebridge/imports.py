@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .adapter import Adapter
+from .checking import UncheckedRuleWarning, check_rule
 from .errors import AdapterError, Declined, ImportRuleError
 from .registry import REGISTRY
 from .rule import Rule, function_name
@@ -188,8 +189,6 @@ class _Import:
         self.compare(args, kwargs)
         if not self.check:
             return
-        from .checking import check_rule
-
         result = check_rule(rule, *args, **kwargs)
         if result.status in ("pass", "fail", "error"):
             REGISTRY.set_status(result.function, self.source, result.signature, result.status)
@@ -201,7 +200,7 @@ class _Import:
                 "unverified.")
         if result.status == "inconclusive":
             warnings.warn(f"{self.what} is used unverified at these inputs: {result.reason}",
-                          RuntimeWarning, stacklevel=2)
+                          UncheckedRuleWarning, stacklevel=2)
 
     def compare(self, args: tuple, kwargs: dict) -> None:
         where = f"{format_signature(signature_of(args))}" + (
