@@ -208,6 +208,12 @@ def test_no_counterpart_lists_what_was_looked_for():
         rb.import_rule(softplus, equivalent=np.exp)
 
 
+def test_an_adapter_that_is_not_installed_is_named():
+    with pytest.raises(rb.ImportRuleError, match=r"from mylib: no rulebridge adapter named "
+                                                  r"'mylib' is installed"):
+        rb.import_rule(scipy.special.logsumexp, "mylib")
+
+
 def test_signatures_restrict_the_import():
     imported = rb.import_rule(scipy.special.logsumexp, "jax", signatures=["float64[:]"])
     rb.grad(imported, source="jax")(np.array([1.0, 2.0]))

@@ -115,6 +115,14 @@ def test_example_adapter_appears_in_the_matrix(site, tmp_path):
     assert "example" in out.read_text()
 
 
+def test_an_adapter_without_import_hooks_says_so(installed):
+    import scipy.special
+
+    with pytest.raises(rb.ImportRuleError, match=r"from example: it does not implement "
+                                                  r"Adapter.import_rule"):
+        rb.import_rule(scipy.special.logsumexp, "example")
+
+
 # -- broken adapters ---------------------------------------------------------------------------
 
 
