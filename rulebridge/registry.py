@@ -162,7 +162,8 @@ class Registry:
                 rule = self._resolve(function, signature, source)
             except NoRuleError as exc:
                 rule = missing_rule(function, signature, str(exc))
-            cache[(function, signature)] = rule
+            # Threads that raced to resolve the same key all get the first rule stored.
+            rule = cache.setdefault((function, signature), rule)
         return rule
 
     def require(self, function: Callable, signature: Signature, source: str | None = None) -> Rule:
