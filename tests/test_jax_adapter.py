@@ -186,15 +186,38 @@ def test_user_jax_configuration_is_left_alone():
     assert jnp.asarray(x).dtype == (np.float64 if before else np.float32)
 
 
-def test_static_arguments_and_python_scalars_share_compiled_pullbacks():
+def test_python_floats_are_inputs_not_new_compilations():
     adapter = rb.REGISTRY.adapter("jax")
     f = rb.grad(lambda x, c: np.sum(np.sum(x * c, axis=0) ** 2), source="jax")
     x = np.random.default_rng(5).normal(size=(3, 2))
-    before = {fn: len(p.compiled) for fn, p in adapter._pullbacks.items()}
-    for c in (0.5, 1.5, 2.5):  # a new Python float is an input, not a new compilation
+
+    def compiled():
+        return {fn: len(p.compiled) for fn, p in adapter._pullbacks.items()}
+
+    f(x, 0.25)
+    before = compiled()
+    for c in (0.5, 1.5, 2.5):
         np.testing.assert_allclose(f(x, c), 2 * c * c * np.sum(x, axis=0) * np.ones((3, 1)))
-    after = {fn: len(p.compiled) for fn, p in adapter._pullbacks.items()}
-    assert sum(after.values()) - sum(before.get(fn, 0) for fn in after) <= 3  # multiply, sum, pow
+    assert compiled() == before
+
+
+def test_integer_indices_and_integer_operands_do_not_recompile():
+    adapter = rb.REGISTRY.adapter("jax")
+
+    def loop(x, n):
+        total = x[0] * 0
+        for i in range(n):
+            total = total + x[i] * i  # a new int index and a new int operand each time
+        return total
+
+    def compiled():
+        return [len(adapter._pullbacks[f].compiled) for f in (operator.getitem, np.multiply)]
+
+    x = np.linspace(0.5, 1.0, 6)
+    rb.grad(loop, source="jax")(x, 2)
+    before = compiled()
+    np.testing.assert_allclose(rb.grad(loop, source="jax")(x, 6), np.arange(6.0))
+    assert compiled() == before
 
 
 def test_object_arrays_get_the_no_rule_error():

@@ -20,7 +20,7 @@ from rulebridge import (Declined, Rule, SpecInfo, decline_unsupported, format_si
 
 from .catalog import catalog
 from .imports import JaxImports
-from .pullback import JitPullbacks
+from .pullback import JitPullbacks, numpy_forward
 from .semantics import Meaning
 
 SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | complex, ...) "
@@ -60,34 +60,18 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
                            "differentiate")
         pullbacks = self._pullbacks.get(function)
         if pullbacks is None:
-            pullbacks = self._pullbacks[function] = JitPullbacks(meaning.jax, function_name(function))
-        return Rule(function, signature, _forward_of(function), _pullback_of(pullbacks, meaning),
-                    source=self.name, source_version=self.version())
+            pullbacks = self._pullbacks[function] = JitPullbacks(
+                meaning.jax, function_name(function), operands=isinstance(function, np.ufunc))
+        return Rule(function, signature, numpy_forward(function),
+                    pullbacks.rule_pullback(meaning.prepare), source=self.name,
+                    source_version=self.version())
 
 
 def _inexact(spec) -> bool:
+    """Can an argument of this spec carry a gradient (a float or complex array or scalar)?"""
     info = SpecInfo.of(spec)
     if info.kind == "sequence":
-        return any(_inexact(item) for item in (s for s in spec[1]))
+        return any(_inexact(item) for item in spec[1])
     if info.kind == "array":
         return info.dtype.kind in "fc"
     return issubclass(info.type, (float, complex, np.floating, np.complexfloating))
-
-
-def _forward_of(function: Callable):
-    def forward(args, kwargs):
-        return function(*args, **kwargs), (args, kwargs)
-
-    return forward
-
-
-def _pullback_of(pullbacks: JitPullbacks, meaning: Meaning):
-    prepare = meaning.prepare
-    if prepare is None:
-        def pullback(residuals, g, argnums):
-            return pullbacks(residuals[0], residuals[1], g, argnums)
-    else:
-        def pullback(residuals, g, argnums):
-            args, kwargs = prepare(*residuals)
-            return pullbacks(args, kwargs, g, argnums)
-    return pullback

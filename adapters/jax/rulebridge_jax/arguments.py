@@ -41,8 +41,9 @@ def freeze(value: Any, leaves: list) -> Any:
     try:
         hash(value)
     except TypeError:
-        raise TypeError(f"an argument of type {cls.__name__} is neither an array, a scalar nor a "
-                        "hashable static value, so it cannot be compiled into a JAX pullback") from None
+        raise TypeError(f"an argument of type {cls.__name__} is neither an array, a scalar nor "
+                        "a hashable static value, so it cannot be compiled into a JAX "
+                        "pullback") from None
     return value
 
 
@@ -59,14 +60,21 @@ def thaw(static: Any, leaves: Iterator) -> Any:
     return static
 
 
-def freeze_call(args: tuple, kwargs: dict) -> tuple[tuple, tuple, list, list]:
-    """(static args, static kwargs, leaves, leaf count per positional argument)."""
+def freeze_call(args: tuple, kwargs: dict,
+                operands: bool = False) -> tuple[tuple, tuple, list, list]:
+    """(static args, static kwargs, leaves, leaf count per positional argument). With `operands`
+    (a ufunc's positional arguments are all values, never axes), Python and NumPy integers are
+    leaves too, so `x * i` in a loop over `i` compiles once."""
     leaves: list = []
     counts = []
     static_args = []
     for a in args:
         before = len(leaves)
-        static_args.append(freeze(a, leaves))
+        if operands and isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
+            leaves.append(a)
+            static_args.append(LEAF)
+        else:
+            static_args.append(freeze(a, leaves))
         counts.append(len(leaves) - before)
     static_kwargs = tuple((k, freeze(v, leaves)) for k, v in sorted(kwargs.items()))
     return tuple(static_args), static_kwargs, leaves, counts

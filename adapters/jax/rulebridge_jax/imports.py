@@ -13,7 +13,7 @@ import numpy as np
 import rulebridge
 from rulebridge import Rule, decline_unsupported, function_name
 
-from .pullback import JitPullbacks
+from .pullback import JitPullbacks, numpy_forward
 
 
 class JaxImports(rulebridge.Adapter):
@@ -32,15 +32,8 @@ class JaxImports(rulebridge.Adapter):
         if pullbacks is None:
             pullbacks = self._imported_pullbacks[key] = JitPullbacks(equivalent,
                                                                      function_name(function))
-
-        def forward(args, kwargs):
-            return function(*args, **kwargs), (args, kwargs)
-
-        def pullback(residuals, g, argnums):
-            return pullbacks(residuals[0], residuals[1], g, argnums)
-
-        return Rule(function, signature, forward, pullback, source=self.name,
-                    source_version=jax.__version__)
+        return Rule(function, signature, numpy_forward(function), pullbacks.rule_pullback(),
+                    source=self.name, source_version=jax.__version__)
 
     def evaluate(self, equivalent: Callable, args: tuple, kwargs: dict):
         with jax.enable_x64(True):  # float64 stays float64, as in the pullback

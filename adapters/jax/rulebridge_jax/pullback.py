@@ -31,10 +31,23 @@ class JitPullbacks:
     """The compiled pullbacks of `jax_function` (which takes NumPy's arguments with NumPy's
     meaning), keyed by everything `jax.jit` must not see as an input."""
 
-    def __init__(self, jax_function: Callable, name: str) -> None:
+    def __init__(self, jax_function: Callable, name: str, operands: bool = False) -> None:
         self.jax_function = jax_function
         self.name = name
+        self.operands = operands  # positional arguments are values only (ufuncs): see freeze_call
         self.compiled: dict[tuple, Callable] = {}
+
+    def rule_pullback(self, prepare: Callable | None = None) -> Callable:
+        """A `Rule.pullback` over the residuals `numpy_forward` keeps; `prepare` rewrites NumPy's
+        arguments into a form JAX can trace (semantics.py)."""
+        if prepare is None:
+            def pullback(residuals, g, argnums):
+                return self(residuals[0], residuals[1], g, argnums)
+        else:
+            def pullback(residuals, g, argnums):
+                args, kwargs = prepare(*residuals)
+                return self(args, kwargs, g, argnums)
+        return pullback
 
     def __call__(self, args: tuple, kwargs: dict, cotangent: Any, argnums: tuple) -> tuple:
         """One cotangent per entry of `argnums`, each with its argument's shape and dtype."""
@@ -49,7 +62,7 @@ class JitPullbacks:
             with jax.enable_x64(True):
                 leaf_cts = jitted(args, cotangent)
             return tuple(_numpy(ct, args[i]) for ct, i in zip(leaf_cts, argnums))
-        static_args, static_kwargs, leaves, counts = freeze_call(args, kwargs)
+        static_args, static_kwargs, leaves, counts = freeze_call(args, kwargs, self.operands)
         diff, owners = _differentiated(leaves, counts, argnums)
         key = (static_args, static_kwargs, diff, several)
         jitted = self.compiled.get(key)
@@ -76,6 +89,14 @@ class JitPullbacks:
 
         return jax.jit(pullback)
 
+
+
+def numpy_forward(function: Callable) -> Callable:
+    """A `Rule.forward` running NumPy's own function; its residuals are just the arguments."""
+    def forward(args, kwargs):
+        return function(*args, **kwargs), (args, kwargs)
+
+    return forward
 
 
 def _only_arrays(args: tuple) -> bool:

@@ -75,7 +75,8 @@ def _getitem(x, index):
 
 def _traceable_index(args, kwargs):
     """Boolean masks become the integer indices they select (JAX cannot trace a mask's data-
-    dependent shape); lists become arrays, as NumPy 2 reads them."""
+    dependent shape); lists become arrays, as NumPy 2 reads them; integers become 0-d integer
+    arrays (the same index to NumPy and JAX), so `x[i]` in a loop over `i` compiles once."""
     x, index = args
     parts = index if type(index) is tuple else (index,)
     rewritten = []
@@ -84,9 +85,12 @@ def _traceable_index(args, kwargs):
             part = np.asarray(part)
         if isinstance(part, np.ndarray) and part.dtype == np.bool_:
             rewritten.extend(np.nonzero(part))
+        elif isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)):
+            rewritten.append(np.asarray(part, dtype=np.intp))
         else:
             rewritten.append(part)
-    return (x, tuple(rewritten) if type(index) is tuple or len(rewritten) > 1 else rewritten[0]), kwargs
+    single = type(index) is not tuple and len(rewritten) == 1
+    return (x, rewritten[0] if single else tuple(rewritten)), kwargs
 
 
 MEANINGS: dict[Callable, Meaning] = {
