@@ -141,7 +141,8 @@ class Aliases:
 
 
 def _last_output(op) -> int:
-    return max(v for v in op.outputs if v is not None)
+    last = op.outputs[-1]  # outputs are numbered in order; a multi-output op may end in None
+    return last if last is not None else max(v for v in op.outputs if v is not None)
 
 
 def owner_of(a):

@@ -42,6 +42,7 @@ def augmented(function):
         if type(self._value) is not _ndarray:
             return result
         _check_cast(function, result, self._value, "same_kind")
+        _check_shape(function, result, self._value)
         return setitem(self, Ellipsis, result, what=f"x {symbol} y")
 
     op.__name__ = f"__i{function.__name__}__"
@@ -84,6 +85,7 @@ def ufunc_out(box, ufunc, inputs, kwargs):
             written.append(r)
             continue
         _check_cast(ufunc, r, out._value, casting)
+        _check_shape(ufunc, r, out._value)
         written.append(setitem(out, Ellipsis, r, what=f"{name}(..., out=...)"))
     return tuple(written) if len(outs) > 1 else written[0]
 
@@ -109,6 +111,14 @@ def _check_cast(function, result, target, casting):
     if not np.can_cast(dtype, target.dtype, casting):
         raise TypeError(f"Cannot cast {function_name(function)} output from {dtype!r} to "
                         f"{target.dtype!r} with casting rule {casting!r}")
+
+
+def _check_shape(function, result, target):
+    """NumPy's rule for an output operand: the result broadcasts to it, never the reverse."""
+    shape = np.shape(getattr(result, "_value", result))
+    if shape != target.shape and np.broadcast_shapes(shape, target.shape) != target.shape:
+        raise ValueError(f"{function_name(function)}: non-broadcastable output operand with shape "
+                         f"{target.shape} doesn't match the broadcast shape {shape}")
 
 
 def _refuse_plain_out(name, out, traced):

@@ -8,7 +8,10 @@ box to the new variable `x'`. Its pullback *swaps* the saved values back in befo
 Because the sweep runs pullbacks in reverse order, every earlier op's pullback then sees the
 primal state its forward saw: the arrays an op keeps as residuals (autograd's `(out, args,
 kwargs)`) are restored in place rather than copied on every write, which is what makes restoring
-exact and cheap. After the sweep, `MutationState.sweep` swaps every restored write forward again,
+exact and cheap. (Copy-on-write of the box's primal would be the alternative: it costs the whole
+array at every write to an array some op still references, which is every write in a loop that
+also reads, and it breaks NumPy's aliasing, since views of the old array would not see the
+write.) After the sweep, `MutationState.sweep` swaps every restored write forward again,
 so the caller sees NumPy's final result and a `vjp` pullback can run any number of times.
 
 Cotangents of a write are pure data movement: `v` gets `g[index]` (broadcast values go through an
@@ -116,7 +119,8 @@ def _functional_write(args, kwargs):
 
 
 class MutationState:
-    """Per tape, created by its first write: the writes in order and the write log per owner."""
+    """Per tape, created by its first write: the writes in order, the aliases, and the cotangent
+    buffers this module owns during a sweep."""
 
     def __init__(self, tape: Tape, box_type: type) -> None:
         self.tape = tape
@@ -220,7 +224,7 @@ def setitem(box, index, value, what: str | None = None):
             raise MutationError(f"{what}: the value comes from another differentiation")
         aliases.check(value, what)
         written = value._value
-        value = _fit(value, np.shape(old), what)
+        value = _fit(value, old.shape if type(old) is _ndarray else (), what)
         value_var, value_primal = value._var, value._value
         if _has_repeats(index, target.shape):
             raise MutationError(
@@ -232,7 +236,8 @@ def setitem(box, index, value, what: str | None = None):
     in_var = box._var
     out_var = state.record(Write, target, index, saved, in_var, value_var, value_primal)
     box._var = out_var
-    state.propagate(in_var, out_var, target)  # before logging: the parent is current up to it
+    if target.base is not None:  # a view, perhaps of a traced parent
+        state.propagate(in_var, out_var, target)  # before logging: the parent is current so far
     aliases.logged(target, old if view else target, out_var, what)
     return box
 
@@ -253,7 +258,7 @@ class Described:
 def _fit(value, shape, what):
     """The traced value shaped like the region it is written to, through recorded ops so that
     the source's rules (reshape, np.add's unbroadcast) carry its cotangent."""
-    vshape = np.shape(value._value)
+    vshape = getattr(value._value, "shape", ())
     if vshape == shape:
         return value
     extra = len(vshape) - len(shape)
