@@ -211,6 +211,8 @@ def setitem(box, index, value, what: str | None = None):
         raise TracingError("an index holding a traced value: indices carry no gradient, compute "
                            "them from plain arrays (or compare: x[y > 0] = v)")
     tape = box._tape
+    if getattr(tape.record, "__self__", None) is None:  # a finished tape: let it refuse
+        tape.record(operator.setitem, (box, index, value), {})
     state = tape.mutation or MutationState(tape, type(box))
     target = box._value
     what = Described(what, index, target)

@@ -336,6 +336,53 @@ def test_tape_prints_and_replays_writes(source):
     assert tape.replay(x2) == pytest.approx(mooncake_loop(x2), rel=1e-15)
 
 
+# -- random programs ---------------------------------------------------------------------------------
+
+
+def random_program(seed: int):
+    """A seeded mix of slice writes, in-place operators, writes through row and slice views and
+    reads of views across writes, on a (3, 4) buffer built from x."""
+    rng = np.random.default_rng(seed)
+    steps = [tuple(rng.integers(0, 4, size=4)) for _ in range(6)]
+
+    def program(x):
+        a = np.empty((3, 4), like=x)
+        a[...] = x.reshape(3, 4)
+        views = [a[1], a[:, 1:3], a[0, ::2]]
+        total = 0.0
+        for kind, i, j, k in steps:
+            view = views[k % 3]
+            if kind == 0:
+                a[i % 3, j:] = np.sin(a[(i + 1) % 3, j:]) * x[k]
+            elif kind == 1:
+                view *= 1.0 + 0.1 * x[i]
+            elif kind == 2:
+                view[..., j % 2] += np.cos(a[i % 3, k])
+            else:
+                total = total + np.sum(view ** 2)
+        return total + np.sum(a * np.tanh(a))
+
+    return program
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_programs_with_writes_and_views(source, seed):
+    assert_gradient(random_program(seed), (RNG.normal(size=12) * 0.5,), source)
+
+
+def test_writing_an_escaped_box_is_refused(source):
+    kept = []
+
+    def f(x):
+        u = np.copy(x)
+        kept.append(u)
+        return np.sum(u)
+
+    rb.grad(f, source=source)(np.ones(3))
+    with pytest.raises(rb.NestedDifferentiationError, match="escaped a finished"):
+        kept[0][0] = 1.0
+
+
 # -- refusals ---------------------------------------------------------------------------------------
 
 
