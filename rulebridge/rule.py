@@ -51,6 +51,21 @@ def _public_module(module: str, name: str) -> str:
     return module
 
 
+class SparseCotangent:
+    """A cotangent that is zero except for what `add_into(target)` adds, in place, into a dense
+    array of its argument's shape and dtype: for an index read `x[i]`, `np.add.at(target, i, g)`.
+    The sweep gives each variable one accumulator and lets every read add into it, so a loop of
+    `x[i]` reads costs what the reads write, not a dense zero array per read."""
+
+    __slots__ = ("add_into",)
+
+    def __init__(self, add_into: Callable[[Any], Any]) -> None:
+        self.add_into = add_into
+
+    def __repr__(self) -> str:
+        return f"SparseCotangent({self.add_into!r})"
+
+
 @dataclass(eq=False)
 class Rule:
     """A forward and a pullback for `function` at one concrete `signature`, with its provenance.
@@ -68,6 +83,9 @@ class Rule:
     source_version: str = ""
     notes: str = ""
     status: str = field(default="unchecked")  # unchecked, pass, fail, error, inconclusive
+    # Optional: the same pullback, but allowed to return `SparseCotangent`s. The sweep prefers it;
+    # checks and everything else use `pullback`, whose cotangents are dense.
+    sparse_pullback: Pullback | None = None
 
     @property
     def missing(self) -> bool:

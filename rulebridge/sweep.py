@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .errors import RuleContractError
+from .rule import SparseCotangent
 from .signature import format_signature
 from .mutation import WriteOp
 from .tape import Tape
@@ -45,7 +46,8 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
         else:
             argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
         try:
-            in_cts = op.rule.pullback(op.residuals, g, argnums)
+            rule = op.rule
+            in_cts = (rule.sparse_pullback or rule.pullback)(op.residuals, g, argnums)
         except Exception as exc:
             raise RuleContractError(
                 f"the pullback of the {op.rule.source} rule for {_where(op)} raised "
@@ -66,6 +68,9 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
                 if not (type(ct) is _ndarray and type(primal) is _ndarray
                         and ct.dtype is primal.dtype and ct.shape == primal.shape):
                     ct = _checked(ct, primal, op, i)
+                    if type(ct) is SparseCotangent:
+                        _add_sparse(cts, owned, var, ct, primal, op)
+                        continue
                 if var in cts:
                     _accumulate(cts, owned, var, ct)
                 else:
@@ -95,12 +100,41 @@ def _accumulate_sequence(cts, owned, item_vars, ct, op, i):
             f"{len(item_vars)} items of argument {i}")
     for j, (var, item_ct) in enumerate(zip(item_vars, ct)):
         if var is not None and item_ct is not None:
-            _accumulate(cts, owned, var, _checked(item_ct, op.args[i][j], op, i))
+            primal = op.args[i][j]
+            item_ct = _checked(item_ct, primal, op, i)
+            if type(item_ct) is SparseCotangent:
+                _add_sparse(cts, owned, var, item_ct, primal, op)
+            else:
+                _accumulate(cts, owned, var, item_ct)
+
+
+def _add_sparse(cts, owned, var, ct, primal, op):
+    """Add a sparse cotangent into the variable's accumulator, which the sweep then owns: one
+    dense array per variable, then each index read adds only what it read."""
+    prev = cts.get(var)
+    if prev is None:
+        total = np.zeros(primal.shape, primal.dtype)
+    elif var in owned:
+        total = prev
+    else:
+        total = np.array(prev, dtype=primal.dtype)  # a copy: never write into a rule's array
+    try:
+        ct.add_into(total)
+    except Exception as exc:
+        raise RuleContractError(
+            f"the sparse cotangent from the {op.rule.source} rule for {_where(op)} raised "
+            f"{type(exc).__name__} adding into an array of its argument's shape and dtype "
+            f"({_describe(primal)}): {exc}") from exc
+    cts[var] = total
+    owned.add(var)
 
 
 def _checked(ct, primal, op, i):
-    """The cheap, always-on contract check: the cotangent has the primal's shape and dtype."""
+    """The cheap, always-on contract check: the cotangent has the primal's shape and dtype (a
+    sparse cotangent adds into an array the engine makes with that shape and dtype)."""
     if type(primal) is _ndarray:
+        if type(ct) is SparseCotangent:
+            return ct
         if type(ct) is _ndarray:
             if ct.shape == primal.shape and ct.dtype == primal.dtype:
                 return ct

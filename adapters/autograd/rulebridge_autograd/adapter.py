@@ -7,6 +7,7 @@ residuals are just the call's arguments and output, as autograd itself keeps the
 
 from __future__ import annotations
 
+import operator
 from functools import cached_property
 from typing import Callable, Iterable
 
@@ -49,8 +50,11 @@ class AutogradAdapter(rulebridge.Adapter):
         make = {"primitive": _primitive_rule, "nograd": _nograd_rule,
                 "composite": _composite_rule}[entry.kind]
         forward, pullback = make(entry)
+        sparse = None
+        if entry.function is operator.getitem and entry.kind == "primitive":
+            _, sparse = _primitive_rule(entry, _sparse_or_conform)  # x[i] in a loop: see below
         return Rule(function, signature, forward, pullback, source=self.name,
-                    source_version=self.version(), notes=entry.kind)
+                    source_version=self.version(), notes=entry.kind, sparse_pullback=sparse)
 
     # `rulebridge.import_rule`: scipy.special.logsumexp -> autograd.scipy.special.logsumexp.
     counterpart_namespaces = {"numpy": "autograd.numpy", "scipy": "autograd.scipy"}
@@ -71,10 +75,11 @@ def _forward_of(function: Callable):
     return forward
 
 
-def _primitive_rule(entry: Entry):
+def _primitive_rule(entry: Entry, conform=None):
     from autograd.core import primitive_vjps
 
     vjp_maker = primitive_vjps[entry.wrapped]
+    conform = conform or _conform
 
     def pullback(residuals, g, argnums):
         out, args, kwargs = residuals
@@ -83,8 +88,8 @@ def _primitive_rule(entry: Entry):
         cts = vjp_maker(argnums, out, args, kwargs)(g)
         if len(argnums) == 1:
             (ct,) = cts  # a tuple, or a generator for some VJPs (einsum)
-            return (_conform(ct, args[argnums[0]]),)
-        return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, cts))
+            return (conform(ct, args[argnums[0]]),)
+        return tuple(conform(ct, args[i]) for i, ct in zip(argnums, cts))
 
     return _forward_of(entry.function), pullback
 
@@ -123,6 +128,14 @@ def _composite_rule(entry: Entry):
 
 def _zeros_for_missing(g: tuple, out) -> tuple:
     return tuple(np.zeros_like(o) if gi is None else gi for gi, o in zip(g, out))
+
+
+def _sparse_or_conform(ct, primal):
+    """autograd's SparseObject (the VJP of an index read) handed to the sweep as it is: densifying
+    it costs the whole array per read, which makes a loop over x[i] quadratic."""
+    if hasattr(ct, "mut_add") and type(primal) is np.ndarray:
+        return rulebridge.SparseCotangent(ct.mut_add)
+    return _conform(ct, primal)
 
 
 def _conform(ct, primal):
