@@ -190,6 +190,8 @@ def main(argv=None) -> int:
                         help="largest N for autograd (about 60 us/op: 1e6 takes minutes)")
     parser.add_argument("--no-jax-compile", action="store_true",
                         help="skip timing jax.jit(jax.grad)'s compile of the 3,000-op chain (~20 s)")
+    parser.add_argument("--sources", nargs="+", metavar="NAME",
+                        help="rulebridge sources to measure (default: every installed adapter)")
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument("--plot", default=os.path.join(os.path.dirname(__file__), "overhead.png"))
     parser.add_argument("--json", help="also write the figures to this JSON file")
@@ -197,7 +199,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     use_clock(args.clock)
 
-    sources = rulebridge_sources()
+    sources = args.sources or rulebridge_sources()
     sizes = [int(n) for n in args.sizes]
     print(f"numpy {np.__version__}; rulebridge sources: {', '.join(sources) or 'none'}; "
           f"medians of {args.repeats} samples of {args.clock} time")
