@@ -48,15 +48,18 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
         try:
             rule = op.rule
             in_cts = (rule.sparse_pullback or rule.pullback)(op.residuals, g, argnums)
+        except RuleContractError:
+            raise  # already names the rule (debug mode's checks)
         except Exception as exc:
             raise RuleContractError(
                 f"the pullback of the {op.rule.source} rule for {_where(op)} raised "
                 f"{type(exc).__name__}: {exc}") from exc
-        if in_cts is None or len(in_cts) != len(argnums):
+        if (type(in_cts) is not tuple and type(in_cts) is not list) or len(in_cts) != len(argnums):
+            got = (f"{len(in_cts)} cotangent(s)" if type(in_cts) in (tuple, list)
+                   else f"a {type(in_cts).__name__} (not a tuple of cotangents)")
             raise RuleContractError(
-                f"the {op.rule.source} rule for {_where(op)} returned "
-                f"{'None' if in_cts is None else len(in_cts)} cotangent(s) for {len(argnums)} "
-                f"traced argument(s) {argnums}")
+                f"the {op.rule.source} rule for {_where(op)} returned {got} for "
+                f"{len(argnums)} traced argument(s) {argnums}")
         args = op.args
         for i, ct in zip(argnums, in_cts):
             if ct is None:

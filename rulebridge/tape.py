@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import debug as _debug
 from .errors import NestedDifferentiationError, RuleContractError
 from .registry import REGISTRY, Registry
 from .rule import function_name
@@ -47,6 +48,8 @@ class Tape:
     def __init__(self, source: str | None = None, registry: Registry = REGISTRY) -> None:
         self.ops: list[Op] = []
         self.source = source
+        if _debug.enabled():  # read once per tape: the per-op path is the same either way
+            registry = _debug.CheckingRegistry(registry)
         self.registry = registry
         self.rules: dict = registry.cache(source)
         self.n_vars = 0
@@ -103,7 +106,11 @@ class Tape:
             rule = self._lookup(function, key[1])
         if not kwargs:
             kwargs = NO_KWARGS  # one shared empty mapping, not a dict per op
-        out, residuals = rule.forward(values, kwargs)
+        result = rule.forward(values, kwargs)
+        try:
+            out, residuals = result
+        except (TypeError, ValueError):  # not a pair: the rule, not NumPy, is at fault
+            raise _malformed_forward(rule, result) from None
         if type(out) is _ndarray or isinstance(out, np.generic):
             if out.dtype.kind not in _INEXACT:
                 return out
@@ -287,6 +294,12 @@ def _record_escaped(function, args, kwargs):
         "differentiation (kept in a global, a closure or a cache after grad/vjp/trace returned). "
         "Its gradient can no longer be recorded; return plain results from differentiated "
         "functions, or compute this inside the differentiated function.")
+
+
+def _malformed_forward(rule, result) -> Exception:
+    return RuleContractError(
+        f"the {rule.source} rule for {rule.describe()} returned a {type(result).__name__} from "
+        "its forward; a forward returns the pair (output, residuals) (docs/adapter-contract.md)")
 
 
 def _foreign_box(function) -> Exception:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 
+import rulebridge as rb
+
 from .check import run
 from .generate import programs
 
@@ -24,8 +26,9 @@ class Tally:
         return sum(self.outcomes.values())
 
 
-def fuzz(n: int, source: str | None = None) -> Tally:
-    """`n` programs, the same ones on every run (derandomized); a wrong gradient raises."""
+def fuzz(n: int, source: str | None = None, checked: bool = False) -> Tally:
+    """`n` programs, the same ones on every run (derandomized); a wrong gradient raises.
+    `checked`: in debug mode, every rule boundary checked in full (rulebridge.debug)."""
     tally = Tally()
 
     @settings(max_examples=n, derandomize=True, deadline=None, database=None,
@@ -38,6 +41,7 @@ def fuzz(n: int, source: str | None = None) -> Tally:
         tally.dtypes[program.dtype.__name__] += 1
 
     start = time.perf_counter()
-    one()
+    with rb.debug(checked):
+        one()
     tally.seconds = time.perf_counter() - start
     return tally

@@ -1,0 +1,191 @@
+"""Hostile or buggy rules from an adapter. The cheap checks, always on, turn a malformed forward,
+a wrong number, shape or dtype of cotangents, or an exception into a RuleContractError naming
+the adapter, the function and the signature; debug mode also catches rules that mutate their
+inputs, alias them, disagree with NumPy or return non-finite cotangents."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import rulebridge as rb
+from rulebridge.registry import REGISTRY
+from rulebridge.tape import Tape
+
+
+class HostileAdapter(rb.Adapter):
+    """Rules for np.sin, np.multiply and np.linalg.eigh whose forward and pullback are correct
+    except for the one behaviour under test."""
+
+    name = "hostile"
+
+    def __init__(self, forward=None, pullback=None):
+        self.bad_forward, self.bad_pullback = forward, pullback
+
+    def version(self):
+        return "6.6.6"
+
+    def functions(self):
+        return [np.sin, np.multiply]
+
+    def build_rule(self, function, signature):
+        if function not in self.functions():
+            raise rb.Declined("hostile rules only for np.sin and np.multiply")
+
+        def forward(args, kwargs):
+            out = function(*args, **kwargs)
+            result = (out, args)
+            return self.bad_forward(out, args) if self.bad_forward else result
+
+        def pullback(args, g, argnums):
+            if function is np.sin:
+                cts = (g * np.cos(args[0]),)
+            else:
+                cts = tuple(g * args[1 - i] for i in argnums)
+            return self.bad_pullback(cts, args, g) if self.bad_pullback else cts
+
+        return rb.Rule(function, signature, forward, pullback, source=self.name,
+                       source_version=self.version())
+
+
+@pytest.fixture
+def hostile():
+    def install(**behaviour):
+        rb.register_adapter(HostileAdapter(**behaviour))
+
+    yield install
+    REGISTRY.unregister("hostile")
+
+
+X = np.array([0.3, -1.2, 0.7])
+
+
+def _gradient(f, *args):
+    """The gradient through the hostile rules alone: vjp needs no other function's rule."""
+    y, pullback = rb.vjp(f, *args, source="hostile")
+    return pullback(np.full_like(y, 2.0))
+
+
+def _contract_error(f=np.sin, *args, where="numpy.sin(float64[:])"):
+    with pytest.raises(rb.RuleContractError) as info:
+        _gradient(f, *(args or (np.copy(X),)))
+    text = str(info.value)
+    assert "hostile" in text and where in text, text
+    return text
+
+
+def test_a_correct_rule_passes_every_check(hostile):
+    hostile()
+    for mode in (False, True):
+        with rb.debug(mode):
+            np.testing.assert_allclose(_gradient(np.sin, X)[0], 2 * np.cos(X))
+            np.testing.assert_allclose(_gradient(np.multiply, X, X[::-1]), (2 * X[::-1], 2 * X))
+
+
+PULLBACKS = {  # broken pullback, what the error says
+    "one cotangent too many": (lambda cts, args, g: cts + cts, "2 cotangent"),
+    "no cotangent": (lambda cts, args, g: (), "0 cotangent"),
+    "None instead of a tuple": (lambda cts, args, g: None, "None"),
+    "a bare array instead of a tuple": (lambda cts, args, g: cts[0], "ndarray"),
+    "a bare float instead of a tuple": (lambda cts, args, g: 1.0, "float"),
+    "wrong shape": (lambda cts, args, g: (cts[0][:-1],), "shape (2,)"),
+    "wrong dtype": (lambda cts, args, g: (cts[0].astype(np.float32),), "float32"),
+    "a Python float for an array": (lambda cts, args, g: (1.0,), "float"),
+    "a string": (lambda cts, args, g: ("cotangent",), "str"),
+    "an exception": (lambda cts, args, g: {}["missing"], "KeyError"),
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(PULLBACKS))
+def test_broken_pullbacks_are_caught_by_the_cheap_checks(hostile, behaviour):
+    pullback, says = PULLBACKS[behaviour]
+    hostile(pullback=pullback)
+    assert says in _contract_error()
+
+
+def test_a_broken_cotangent_for_the_second_argument_names_it(hostile):
+    hostile(pullback=lambda cts, args, g: (cts[0], cts[1][:1]))
+    text = _contract_error(np.multiply, X, X[::-1], where="numpy.multiply(float64[:], float64[:])")
+    assert "argument 1" in text
+
+
+FORWARDS = {
+    "the output only": (lambda out, args: out, "(output, residuals)"),
+    "a triple": (lambda out, args: (out, args, None), "(output, residuals)"),
+    "None": (lambda out, args: None, "(output, residuals)"),
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(FORWARDS))
+def test_malformed_forwards_are_caught_by_the_cheap_checks(hostile, behaviour):
+    forward, says = FORWARDS[behaviour]
+    hostile(forward=forward)
+    assert says in _contract_error()
+
+
+def test_a_forwards_own_exception_is_numpys_own():
+    # A forward computes NumPy's function: its errors (shapes, LinAlgError) stay what NumPy
+    # raises, so the user sees the same error the plain program gives.
+    with pytest.raises(ValueError, match="broadcast"):
+        rb.grad(lambda x: np.sum(x * np.ones(4)))(X)
+
+
+def _mutate_args(cts, args, g):
+    args[0][0] += 1.0
+    return cts
+
+
+def _mutate_g(cts, args, g):
+    g[...] = 0.0
+    return cts
+
+
+DEBUG_ONLY = {  # behaviour: (forward, pullback, what the debug error says)
+    "pullback mutates its argument": (None, _mutate_args, "an argument was modified"),
+    "pullback mutates the cotangent it receives": (None, _mutate_g, "cotangent it received"),
+    "pullback returns its argument": (None, lambda cts, args, g: (args[0],), "shares memory"),
+    "pullback returns a view of its argument": (
+        None, lambda cts, args, g: (args[0][::1],), "shares memory"),
+    "pullback returns nan for finite inputs": (
+        None, lambda cts, args, g: (cts[0] * np.nan,), "non-finite"),
+    "forward mutates its argument": (
+        lambda out, args: (out, args) if args[0].__iadd__(1.0) is not None else None, None,
+        "after its forward, an argument was modified"),
+    "forward disagrees with NumPy": (lambda out, args: (np.cos(args[0]), args), None,
+                                     "differs from NumPy's"),
+    "forward returns another dtype": (lambda out, args: (out.astype(np.float32), args), None,
+                                      "float32"),
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(DEBUG_ONLY))
+def test_debug_mode_checks_every_rule_boundary(hostile, behaviour):
+    forward, pullback, says = DEBUG_ONLY[behaviour]
+    hostile(forward=forward, pullback=pullback)
+    with rb.debug():
+        text = _contract_error()
+    assert "debug mode" in text and says in text, text
+
+
+def test_a_two_element_output_without_residuals_is_caught_in_debug_mode(hostile):
+    # Unpacking a 2-element array as (output, residuals) succeeds: only debug mode can tell.
+    hostile(forward=lambda out, args: out)
+    with rb.debug():
+        _contract_error(np.sin, X[:2])
+
+
+def test_debug_mode_is_read_once_per_tape_and_off_by_default():
+    assert not rb.debug_enabled()
+    assert Tape().rules is REGISTRY.cache(None)  # the per-op path reads the registry's own cache
+    with rb.debug():
+        assert rb.debug_enabled()
+        assert Tape().rules is not REGISTRY.cache(None)
+    assert not rb.debug_enabled()
+
+
+def test_environment_variable_switches_debug_mode_on():
+    code = "import rulebridge; print(rulebridge.debug_enabled())"
+    env = {"RULEBRIDGE_DEBUG": "1", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
