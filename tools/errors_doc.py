@@ -1,0 +1,217 @@
+"""Write docs/errors.md: every error and warning class rulebridge raises, each with a message
+produced by running the code shown (`python tools/errors_doc.py`; `--check` fails when the
+committed file is stale)."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+import textwrap
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import rulebridge as rb  # noqa: E402
+from rulebridge import errors  # noqa: E402
+
+OUTPUT = ROOT / "docs" / "errors.md"
+
+
+@dataclass
+class Example:
+    raised: type
+    code: str  # run with `np` and `rb` in scope; it raises (or warns) `raised`
+    meaning: str
+    fix: str
+
+
+class _WrongShapeAdapter(rb.Adapter):
+    """A deliberately broken adapter: its np.sin pullback drops the last element."""
+
+    name = "broken"
+
+    def build_rule(self, function, signature):
+        if function is not np.sin:
+            raise rb.Declined("only np.sin")
+        return rb.Rule(function, signature, lambda args, kw: (np.sin(*args), args),
+                       lambda args, g, argnums: ((g * np.cos(args[0]))[:-1],), source=self.name)
+
+
+class _FailingAdapter(rb.Adapter):
+    name = "crashing"
+
+    def build_rule(self, function, signature):
+        raise RuntimeError("this adapter is broken")
+
+
+EXAMPLES = [
+    Example(rb.NoRuleError,
+            "rb.grad(lambda x: np.sum(np.sin(x)))(np.ones(3, dtype=np.float16))",
+            "No installed adapter has a rule for this function at this concrete signature "
+            "(exact dtype and rank). It is also a TypeError.",
+            "Pass float32/float64/complex128 arrays, use a function an adapter covers, or add a "
+            "rule (`rulebridge.import_rule`, or an adapter: docs/adapter-contract.md)."),
+    Example(rb.Declined,
+            "rb.REGISTRY.adapter('autograd').build_rule(np.sin, rb.signature_of((np.ones(2, "
+            "np.float16),)))",
+            "Raised by an adapter's `build_rule` for a signature it will not cover. Users see it "
+            "inside a NoRuleError, one line per adapter.",
+            "Nothing, as a user. As an adapter author: raise it with the reason."),
+    Example(rb.TracingError,
+            "rb.grad(lambda x: float(np.sum(x)) * 2.0)(np.ones(3))",
+            "The differentiated code turned a traced value into a plain number or array "
+            "(`float`, `np.asarray`, `.item()`, writing it into a plain buffer), which would cut "
+            "the gradient. It is also a TypeError.",
+            "Keep values as arrays (`x[()]`, `np.sum(x)`); build arrays with np.stack or "
+            "np.concatenate; allocate buffers with `np.zeros_like(x)`."),
+    Example(rb.RuleContractError,
+            "rb.register_adapter(_WrongShapeAdapter())\n"
+            "try:\n"
+            "    y, pullback = rb.vjp(np.sin, np.ones(3), source='broken')\n"
+            "    pullback(np.ones(3))\n"
+            "finally:\n"
+            "    rb.REGISTRY.unregister('broken')",
+            "A rule broke the contract: its forward did not return (output, residuals), its "
+            "pullback raised or returned the wrong number, shape or dtype of cotangents. In debug "
+            "mode (`rulebridge.debug(True)`) also: it mutated its inputs, aliased them, disagreed "
+            "with NumPy, or returned non-finite cotangents for finite inputs. The message names "
+            "the adapter, the function and the signature.",
+            "Report it to that adapter's authors; meanwhile choose another source "
+            "(`rulebridge.prefer(function, 'jax')`)."),
+    Example(rb.AdapterError,
+            "rb.grad(lambda x: np.sum(x), source='nonexistent')(np.ones(3))",
+            "An adapter is not installed, failed to import, or raised while building a rule.",
+            "Install it (the message says how) or pick an installed source."),
+    Example(rb.NestedDifferentiationError,
+            "rb.grad(lambda x: np.sum(rb.grad(lambda y: np.sum(y * y))(x)))(np.ones(3))",
+            "A function being differentiated calls grad/vjp/trace on traced values, or a traced "
+            "value escaped an earlier differentiation (a global, a closure) and is used again.",
+            "Differentiate once; return plain results from differentiated functions."),
+    Example(rb.MutationError,
+            "def f(x):\n"
+            "    u = np.copy(x)\n"
+            "    u[[0, 0]] = x[1:3]  # which of the two values NumPy keeps is unspecified\n"
+            "    return np.sum(u)\n"
+            "rb.grad(f)(np.ones(3))",
+            "An in-place write the tape cannot represent exactly (repeated indices, ufunc.at, "
+            "np.put, an alias the tape cannot follow).",
+            "Write through the array you read afterwards, or build the result functionally "
+            "(np.where, np.concatenate)."),
+    Example(rb.ImportRuleError,
+            "rb.import_rule(np.linalg.norm, 'autograd', equivalent=lambda x: x.sum(), "
+            "signatures=['float64[:]'])",
+            "`import_rule` could not import a rule, or the equivalent disagrees with the function "
+            "on sample inputs. It is also a ValueError.",
+            "Give an `equivalent` that computes the same values, or another source."),
+    Example(rb.RuleCheckError,
+            "wrong = rb.Rule(np.sin, rb.signature_of((np.ones(3),)),\n"
+            "               lambda args, kwargs: (np.sin(*args), args),\n"
+            "               lambda args, g, argnums: (g * np.sin(args[0]),),  # should be cos\n"
+            "               source='example')\n"
+            "rb.assert_rule(wrong, np.ones(3))",
+            "`assert_rule` found that a rule disagrees with finite differences (or broke the "
+            "contract). It is an AssertionError, for tests.",
+            "Fix the rule, or do not use it (`rulebridge.prefer`)."),
+    Example(rb.AdapterWarning,
+            "rb.register_adapter(_FailingAdapter())\n"
+            "rb.prefer('crashing', 'autograd', 'jax')\n"
+            "try:\n"
+            "    rb.grad(lambda x: np.sum(np.cos(x)))(np.ones(3))\n"
+            "finally:\n"
+            "    rb.REGISTRY.unregister('crashing')\n"
+            "    rb.prefer('autograd', 'jax')",
+            "Among several adapters, one raised while building a rule: it is skipped, the others "
+            "answer.",
+            "Report it to that adapter's authors, or uninstall it."),
+    Example(rb.UncheckedRuleWarning,
+            "rb.check_on_first_use(True)\n"
+            "try:\n"
+            "    rb.grad(lambda x: np.sum(np.abs(x)), source='jax')(np.full(3, 1e-9))\n"
+            "finally:\n"
+            "    rb.check_on_first_use(False)",
+            "With `check_on_first_use`, finite differences could not decide an unverified rule "
+            "at the user's inputs (a kink, a tie).",
+            "Nothing to fix; the rule is used unverified at that point."),
+    Example(TypeError,
+            "rb.grad(lambda x: x * 2.0)(np.ones(3))",
+            "Misuse of the API: grad of a non-scalar, a non-float argument in argnums, a bad "
+            "argnums.",
+            "Follow the message (reduce to a scalar, use vjp, cast the argument)."),
+    Example(ValueError,
+            "rb.vjp(np.sin, np.ones(3))[1](np.ones(4))",
+            "A vjp pullback received a cotangent of the wrong shape or structure.",
+            "Give one cotangent per output, of that output's shape."),
+]
+
+
+def library_classes() -> list[type]:
+    """Every exception and warning class rulebridge defines and exports."""
+    found = {cls for _, cls in inspect.getmembers(errors, inspect.isclass)
+             if issubclass(cls, Exception) and cls.__module__ == errors.__name__}
+    found |= {getattr(rb, name) for name in rb.__all__
+              if inspect.isclass(getattr(rb, name)) and issubclass(getattr(rb, name), Exception)}
+    return sorted(found, key=lambda c: c.__name__)
+
+
+def run(example: Example) -> str:
+    """The message `example.code` produces."""
+    namespace = {"np": np, "rb": rb, "_WrongShapeAdapter": _WrongShapeAdapter,
+                 "_FailingAdapter": _FailingAdapter}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec(compile(example.code, f"<example {example.raised.__name__}>", "exec"), namespace)
+        except example.raised as exc:
+            return str(exc)
+    for warning in caught:
+        if issubclass(warning.category, example.raised):
+            return str(warning.message)
+    raise AssertionError(f"the example for {example.raised.__name__} did not raise it")
+
+
+def render() -> str:
+    documented = {e.raised for e in EXAMPLES}
+    missing = [c.__name__ for c in library_classes()
+               if c not in documented and c is not rb.RulebridgeError]
+    if missing:
+        raise SystemExit(f"tools/errors_doc.py has no example for {', '.join(missing)}")
+    lines = ["# Errors", "",
+             "Every error and warning rulebridge raises, with a message produced by running the "
+             "code shown (regenerate with `python tools/errors_doc.py`). All of rulebridge's own "
+             "errors derive from `rulebridge.RulebridgeError`; a wrong gradient is never one of "
+             "them: when rulebridge cannot be sure, it raises.", ""]
+    for example in EXAMPLES:
+        message = run(example)
+        bases = ", ".join(b.__name__ for b in example.raised.__mro__[1:-1]
+                          if b not in (Exception, BaseException))
+        lines += [f"## {example.raised.__name__}" + (f" ({bases})" if bases else ""), "",
+                  example.meaning, "", "```python", example.code, "```", "",
+                  "```text", textwrap.fill(message, 100, replace_whitespace=False)
+                  if "\n" not in message else message, "```", "",
+                  f"**What to do.** {example.fix}", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="fail if docs/errors.md is stale")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        if OUTPUT.read_text() != text:
+            print("docs/errors.md is stale: run python tools/errors_doc.py")
+            return 1
+        return 0
+    OUTPUT.write_text(text)
+    print(f"wrote {OUTPUT.relative_to(ROOT)}: {sum(1 for e in EXAMPLES)} error classes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
