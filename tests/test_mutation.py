@@ -223,6 +223,45 @@ def test_function_mutating_its_argument(source):
     np.testing.assert_allclose(g, _numerical_grad(mutate_argument, (x,), 0), rtol=1e-6)
 
 
+def mutate_argument_through_view(x):
+    v = x[1:3]
+    v *= 2.0
+    return np.sum(x ** 2)
+
+
+def shift_onto_itself(x):
+    u = np.copy(x)
+    u[1:] = u[:-1] * 1.5  # the value overlaps the target, as NumPy allows
+    u[::-1] = u + 0.0
+    return np.sum(u * np.arange(1.0, 6.0))
+
+
+@pytest.mark.parametrize("program", [mutate_argument_through_view, shift_onto_itself])
+def test_overlapping_and_argument_writes(source, program):
+    x = RNG.normal(size=5)
+    expected = x.copy()
+    program(expected)
+    argument = x.copy()
+    g = rb.grad(program, source=source)(argument)
+    np.testing.assert_array_equal(argument, expected)
+    np.testing.assert_allclose(g, _numerical_grad(program, (x,), 0), rtol=1e-6)
+
+
+def test_vjp_of_a_view_returned_after_its_base_was_written(source):
+    def f(x):
+        u = np.copy(x)
+        y = u[1:3]
+        u[1] = 5.0 * x[0]
+        return y
+
+    x = RNG.normal(size=4)
+    y, pullback = rb.vjp(f, x, source=source)
+    np.testing.assert_array_equal(y, f(x))
+    ybar = np.array([1.0, 2.0])
+    reference = sum(w * _numerical_grad(lambda z: f(z)[i], (x,), 0) for i, w in enumerate(ybar))
+    np.testing.assert_allclose(pullback(ybar)[0], reference, rtol=1e-6)
+
+
 # -- the discipline: restore in reverse, redo after ------------------------------------------------
 
 
