@@ -46,19 +46,23 @@ C34 = RNG.normal(size=(3, 4))
 MASK = RNG.random((3, 4)) < 0.5
 
 
-@pytest.mark.parametrize("name, f, shape", [
+@pytest.mark.parametrize("name, f, shape, at", [
     # autograd aligned a short `reps` with the leading axes: a silently wrong gradient.
-    ("tile int reps on 2-D", lambda x: np.sum(np.tile(x, 2) * C34[:, :2]), (3, 1)),
-    ("tile short reps", lambda x: np.sum(np.tile(x, (2,)) * C34), (3, 2)),
+    ("tile int reps on 2-D", lambda x: np.sum(np.tile(x, 2) * C34[:, :2]), (3, 1), None),
+    ("tile short reps", lambda x: np.sum(np.tile(x, (2,)) * C34), (3, 2), None),
     # autograd's VJP did not unbroadcast (a RuleContractError).
-    ("where broadcast x", lambda x: np.sum(np.where(MASK, x, 0.5) * C34), (4,)),
-    ("where broadcast y", lambda x: np.sum(np.where(MASK, C34, x) * C34), (3, 1)),
+    ("where broadcast x", lambda x: np.sum(np.where(MASK, x, 0.5) * C34), (4,), None),
+    ("where broadcast y", lambda x: np.sum(np.where(MASK, C34, x) * C34), (3, 1), None),
     # autograd's VJP assumed 1-D arguments / no new leading axes (exceptions).
-    ("outer of 2-D", lambda x: np.sum(np.outer(x, x[0]) * C34[:2, :1]), (2, 1)),
-    ("broadcast_to new axes", lambda x: np.sum(np.broadcast_to(x, (2, 3, 4)) * C34), (3, 1)),
+    ("outer of 2-D", lambda x: np.sum(np.outer(x, x[0]) * C34[:2, :1]), (2, 1), None),
+    ("broadcast_to new axes", lambda x: np.sum(np.broadcast_to(x, (2, 3, 4)) * C34), (3, 1), None),
+    # autograd's prod VJP divides by each element: NaN where one is exactly zero.
+    ("prod with a zero", lambda x: np.prod(np.maximum(x, 0.0)) * 2.0, (2,), [0.12, -0.13]),
+    ("prod along an axis", lambda x: np.sum(np.prod(x, axis=1, keepdims=True) * C34[:2, :1]),
+     (2, 3), [[0.0, 0.5, -1.0], [2.0, 0.0, 0.0]]),
 ])
-def test_autograd_rules_fixed_by_corrections(name, f, shape):
-    x = RNG.normal(size=shape)
+def test_autograd_rules_fixed_by_corrections(name, f, shape, at):
+    x = RNG.normal(size=shape) if at is None else np.array(at)
     g = rb.grad(f, source="autograd")(x)
     np.testing.assert_allclose(g, _central_difference(f, x), rtol=1e-6, atol=1e-9)
 

@@ -207,8 +207,34 @@ def broadcast_to(array, shape):
     return array + np.zeros(shape, bool)
 
 
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, **unsupported):
+    """autograd's VJP divides the product by each element: NaN (0/0) wherever an element is
+    exactly zero. Multiplying halves pairwise (log2(n) multiplies) differentiates exactly."""
+    import autograd.numpy as anp
+
+    if unsupported:
+        raise NotImplementedError(f"np.prod with {', '.join(unsupported)}")
+    shape = anp.shape(a)
+    ndim = len(shape)
+    axes = tuple(range(ndim)) if axis is None else tuple(int(d) % ndim for d in np.atleast_1d(axis))
+    kept = [d for d in range(ndim) if d not in axes]
+    n = int(np.prod([shape[d] for d in axes]))
+    if n == 0:
+        return np.ones(tuple(1 if d in axes else shape[d] for d in range(ndim)) if keepdims
+                       else tuple(shape[d] for d in kept))
+    x = anp.reshape(anp.transpose(a, kept + list(axes)), tuple(shape[d] for d in kept) + (n,))
+    while n > 1:
+        half = n // 2
+        x = anp.concatenate([x[..., :half] * x[..., half:2 * half], x[..., 2 * half:]], axis=-1)
+        n -= half
+    result = x[..., 0]
+    if keepdims:
+        result = anp.reshape(result, tuple(1 if d in axes else shape[d] for d in range(ndim)))
+    return result
+
+
 CORRECTIONS: dict[Callable, Callable] = {np.tile: tile, np.where: where, np.outer: outer,
-                                         np.broadcast_to: broadcast_to}
+                                         np.broadcast_to: broadcast_to, np.prod: prod}
 
 
 def _dispatches(function) -> bool:
