@@ -10,6 +10,7 @@ with the fix: a plain ndarray as `out=` of traced inputs, `ufunc.at`, `np.put` a
 
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from .errors import MutationError
 from .mutation import _write_rule, setitem
 from .rule import Rule, function_name
+from .signature import SpecInfo
 
 _ndarray = np.ndarray
 
@@ -164,7 +166,47 @@ def engine_rule(function, signature) -> Rule | None:
     if fix is not None:
         raise MutationError(f"{function_name(function)} writes into its argument in place, which "
                             f"rulebridge does not record for traced values; write {fix} instead.")
+    position = _out_position(function)
+    if position is not None and position < len(signature) \
+            and SpecInfo.of(signature[position]).kind in ("array", "subclass"):
+        return Rule(function, signature, _refuse_positional_out(function, position),
+                    _allocation_pullback(function), source="rulebridge",
+                    notes="engine: refuses an output array passed by position")
     return None
+
+
+_OUT_POSITIONS: dict = {}
+
+
+def _out_position(function):
+    """Where `out` sits among the positional parameters of an array function (np.clip: 3), or
+    None. NumPy hands a positional `out` to `__array_function__` as an ordinary argument, which
+    the rule's forward would then write into unrecorded: the rule cache makes this check free
+    after the first call at each signature."""
+    if function in _OUT_POSITIONS:
+        return _OUT_POSITIONS[function]
+    position = None
+    if not isinstance(function, np.ufunc):  # ufuncs get `out` as a keyword from NumPy itself
+        try:
+            parameters = list(inspect.signature(function).parameters.values())
+        except (TypeError, ValueError):
+            parameters = []
+        for i, parameter in enumerate(parameters):
+            if parameter.name == "out" and parameter.kind is parameter.POSITIONAL_OR_KEYWORD:
+                position = i
+    _OUT_POSITIONS[function] = position
+    return position
+
+
+def _refuse_positional_out(function, position):
+    name = function_name(function)
+
+    def forward(args, kwargs):
+        raise MutationError(f"{name} got its output array by position (argument {position}); "
+                            f"pass it as out=... so the write is recorded: "
+                            f"{name.rsplit('.', 1)[-1]}(..., out=buf).")
+
+    return forward
 
 
 def _allocate(function):

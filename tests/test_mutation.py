@@ -454,6 +454,8 @@ def test_plain_out_with_traced_inputs_is_refused(source):
     (lambda x: x.__setitem__([0, 0], x[1:3]), "repeats a position"),
     (lambda x: np.add.at(x, [0, 1], 1.0), r"numpy.add.at"),
     (lambda x: np.put(x, [0], 1.0), r"numpy.put writes into its argument"),
+    (lambda x: np.clip(x, 0.0, 0.5, x), r"numpy.clip got its output array by position"),
+    (lambda x: np.cumsum(x, 0, None, np.empty(3)), r"numpy.cumsum got its output array"),
 ])
 def test_unrecordable_writes_are_refused(source, write, match):
     def f(x):
