@@ -367,12 +367,15 @@ def test_float32_buffer_keeps_numpys_values(source):
     assert_gradient(f, (x,), source, rtol=2e-3, h=1e-2)
 
 
-def test_tape_prints_and_replays_writes(source):
+@pytest.mark.parametrize("program", ["mooncake_loop", "views_of_views",
+                                     "rows_written_through_iteration"])
+def test_tape_prints_and_replays_writes(source, program):
+    program = globals()[program]  # defined further down for some
     x = RNG.normal(size=6)
-    y, tape = rb.trace(mooncake_loop, x, source=source)
+    y, tape = rb.trace(program, x.copy(), source=source)
     assert "setitem(" in str(tape)
     x2 = RNG.normal(size=6)
-    assert tape.replay(x2) == pytest.approx(mooncake_loop(x2), rel=1e-15)
+    assert tape.replay(x2.copy()) == pytest.approx(program(x2.copy()), rel=1e-14)
 
 
 # -- random programs ---------------------------------------------------------------------------------
