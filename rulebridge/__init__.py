@@ -57,9 +57,14 @@ from .conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupport
 
 __all__ += ["DIFFERENTIABLE_DTYPES", "conform_cotangent", "decline_unsupported"]
 
-from .checking import CheckResult, RuleCheckError, check_rule  # noqa: E402
+from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning,  # noqa: E402
+                       assert_rule, check_on_first_use, check_rule)
+from .checking import firstuse as _firstuse, status as _status  # noqa: E402
 
-__all__ += ["CheckResult", "RuleCheckError", "check_rule"]
+__all__ += ["CheckResult", "RuleCheckError", "UncheckedRuleWarning", "assert_rule",
+            "check_on_first_use", "check_rule"]
+_status.install(REGISTRY)  # the committed matrix's results choose among sources
+_firstuse.enable_from_environment()
 
 from .errors import AdapterWarning, ImportRuleError  # noqa: E402
 from .imports import import_rule  # noqa: E402

@@ -32,6 +32,7 @@ class Registry:
         self._per_function: dict[Callable, tuple[str, ...]] = {}
         self._caches: dict[str | None, dict] = {}
         self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
+        self._resolve_hooks: list[Callable[[Rule], Rule]] = []
         self._seconds: dict[tuple[str, str], dict[str, float]] = {}  # (function, signature) -> {source: s}
         self._imports: dict[Callable, dict[str, Callable[[Signature], Rule]]] = {}
 
@@ -162,9 +163,25 @@ class Registry:
                 rule = self._resolve(function, signature, source)
             except NoRuleError as exc:
                 rule = missing_rule(function, signature, str(exc))
+            for hook in self._resolve_hooks:
+                rule = hook(rule)
             # Threads that raced to resolve the same key all get the first rule stored.
             rule = cache.setdefault((function, signature), rule)
         return rule
+
+    def add_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
+        """Run `hook(rule) -> rule` on every rule resolved from now on (e.g.
+        `rulebridge.check_on_first_use`); the rule caches are cleared."""
+        with self._lock:
+            if hook not in self._resolve_hooks:
+                self._resolve_hooks.append(hook)
+            self._invalidate()
+
+    def remove_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
+        with self._lock:
+            if hook in self._resolve_hooks:
+                self._resolve_hooks.remove(hook)
+            self._invalidate()
 
     def require(self, function: Callable, signature: Signature, source: str | None = None) -> Rule:
         """Like `lookup`, but raises NoRuleError when no adapter has a rule."""

@@ -57,8 +57,8 @@ SCALAR, VECTOR, MATRIX = (), (5,), (3, 4)
 
 
 def unary(domain=REAL) -> list[Case]:
-    """Elementwise functions of one array: 0-d, 1-d and 2-d."""
-    return [case(Arr(domain, shape)) for shape in (MATRIX, VECTOR, SCALAR)]
+    """Elementwise functions of one array: 1-d, 2-d and 0-d."""
+    return [case(Arr(domain, shape)) for shape in (VECTOR, MATRIX, SCALAR)]
 
 
 def binary(first=REAL, second=REAL) -> list[Case]:
@@ -68,15 +68,10 @@ def binary(first=REAL, second=REAL) -> list[Case]:
             case(Arr(first, SCALAR), Arr(second, VECTOR))]
 
 
-def reduction(domain=REAL, *, keepdims: bool = True) -> list[Case]:
-    """Reductions: whole array, along each axis, with keepdims, and a vector."""
-    cases = [case(Arr(domain, MATRIX)), case(Arr(domain, MATRIX), axis=0),
-             case(Arr(domain, VECTOR))]
-    if keepdims:
-        cases.insert(2, case(Arr(domain, MATRIX), axis=1, keepdims=True))
-    else:
-        cases.insert(2, case(Arr(domain, MATRIX), axis=1))
-    return cases
+def reduction(domain=REAL) -> list[Case]:
+    """Reductions: a vector, a whole matrix, along each axis (with keepdims)."""
+    return [case(Arr(domain, VECTOR)), case(Arr(domain, MATRIX)),
+            case(Arr(domain, MATRIX), axis=0), case(Arr(domain, MATRIX), axis=1, keepdims=True)]
 
 
 def scan(domain=REAL) -> list[Case]:

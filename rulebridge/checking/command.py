@@ -41,13 +41,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def generate(sources: list[str] | None, workers: int, seed: int = SEED,
-             progress: bool = False) -> tuple[dict, str]:
+             progress: bool = False) -> tuple[dict, str, float]:
     from .. import adapters
 
     names = tuple(sources or sorted(str(a) for a in adapters()))
-    matrix = run(Plan(names, DTYPES, seed), workers=workers, progress=progress)
+    matrix, cpu = run(Plan(names, DTYPES, seed), workers=workers, progress=progress)
     markdown = render.to_markdown(matrix, conventions.to_markdown(matrix["sources"]))
-    return matrix, markdown
+    return matrix, markdown, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sources = sources or json.loads(json_path.read_text())["sources"]
     start = time.perf_counter()
-    matrix, markdown = generate(sources, args.workers, args.seed, progress)
+    matrix, markdown, cpu = generate(sources, args.workers, args.seed, progress)
     elapsed = time.perf_counter() - start
     text = render.to_json(matrix)
     if args.check:
@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             print("The committed matrix is stale: run `rulebridge matrix` and commit "
                   f"{out} and {json_path}.", file=sys.stderr)
             return 1
-        print(f"{out} and {json_path} are up to date ({elapsed:.0f} s).")
+        print(f"{out} and {json_path} are up to date ({elapsed:.0f} s, {cpu:.0f} CPU s in "
+              f"checks).")
         return 0
     out.write_text(markdown)
     json_path.write_text(text)
@@ -83,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in render.summary(matrix):
         print(f"{row['source']}: {row.get('verified', 0)} functions verified on float64 "
               f"(+{row.get('primal only', 0)} primal only) of {row.get('offered', 0)} offered")
-    print(f"wrote {out} and {json_path} in {elapsed:.0f} s")
+    print(f"wrote {out} and {json_path} in {elapsed:.0f} s ({cpu:.0f} CPU s in checks, "
+          f"{args.workers} worker(s))")
     return 0
 
 

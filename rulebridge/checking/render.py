@@ -84,7 +84,9 @@ def to_markdown(matrix: dict, conventions: str = "") -> str:
         "own function in float64/complex128, by a dot-product test with random tangents and "
         "cotangents, at inputs drawn from the function's domain; see "
         "`rulebridge/checking/`. A cell is the worst result over the function's cases "
-        "(shapes 0-d/1-d/2-d, broadcasting pairs, static arguments).", "",
+        "(shapes 0-d/1-d/2-d, broadcasting pairs, static arguments): every case in float64, "
+        "the first case in float32 and complex128. `compat_matrix.json` has every case with "
+        "its signature, worst relative error and reason.", "",
     ]
     lines += [f"- **{k}**: {v}" for k, v in LEGEND.items()] + [""]
     lines += ["## Summary", "",
