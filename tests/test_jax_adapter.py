@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 
 import jax
 import jax.numpy as jnp
@@ -235,6 +236,10 @@ def test_signature_without_a_float_argument_is_declined():
 def test_declined_meaning_is_reported_with_its_reason():
     with pytest.raises(rb.NoRuleError, match="phase convention"):
         rb.lookup(np.linalg.eig, rb.signature_of((np.eye(2),)), source="jax")
+    # JAX's sign has a zero derivative; NumPy's complex sign z/|z| does not: no rule, not zeros.
+    real_only = re.escape("numpy.sign(float32[...] | float64[...] | float, ...)")
+    with pytest.raises(rb.NoRuleError, match=r"(?s)sign\(complex128\[:\]\).*z/\|z\|.*" + real_only):
+        rb.grad(lambda z: np.sum(np.abs(np.sign(z) + z)), source="jax")(np.array([1 + 1j]))
 
 
 def test_coverage_is_introspected_and_broad():

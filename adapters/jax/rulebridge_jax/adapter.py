@@ -23,8 +23,10 @@ from .imports import JaxImports
 from .pullback import JitPullbacks, numpy_forward
 from .semantics import Meaning
 
-SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | complex, ...) "
-                      "with bool/int arrays and static arguments (axes, shapes) beside them"]
+BESIDE = " with bool/int arrays and static arguments (axes, shapes) beside them"
+SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | complex, ...)"
+                      + BESIDE]
+REAL_FAMILIES = ["(float32[...] | float64[...] | float, ...)" + BESIDE]
 
 
 class JaxAdapter(JaxImports, rulebridge.Adapter):
@@ -42,7 +44,9 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
 
     def signatures(self, function: Callable) -> list[str]:
         meaning = self.table.get(function)
-        return list(SIGNATURE_FAMILIES) if meaning is not None and not meaning.declined else []
+        if meaning is None or meaning.declined:
+            return []
+        return list(REAL_FAMILIES if meaning.real_only else SIGNATURE_FAMILIES)
 
     @cached_property
     def _pullbacks(self) -> dict[Callable, JitPullbacks]:
@@ -55,6 +59,8 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
         if meaning.declined:
             raise Declined(f"not offered for {function_name(function)}: {meaning.declined}")
         decline_unsupported(signature)
+        if meaning.real_only and any(_complex(spec) for spec in signature):
+            raise Declined(f"not offered for complex arguments: {meaning.real_only}")
         if not any(_inexact(spec) for spec in signature):
             raise Declined(f"{format_signature(signature)} has no float or complex argument to "
                            "differentiate")
@@ -65,6 +71,15 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
         return Rule(function, signature, numpy_forward(function),
                     pullbacks.rule_pullback(meaning.prepare), source=self.name,
                     source_version=self.version())
+
+
+def _complex(spec) -> bool:
+    info = SpecInfo.of(spec)
+    if info.kind == "sequence":
+        return any(_complex(item) for item in spec[1])
+    if info.kind == "array":
+        return info.dtype.kind == "c"
+    return issubclass(info.type, (complex, np.complexfloating))
 
 
 def _inexact(spec) -> bool:

@@ -20,6 +20,26 @@ _STATIC_SCALARS = (bool, int, str, bytes, type(None), type(Ellipsis), np.integer
                    np.dtype, type)
 
 
+class Concrete:
+    """A value JAX needs concrete (`delete`'s index array, `repeat`'s counts, `norm`'s `ord`):
+    static, hashed by its contents, handed to JAX as the value itself."""
+
+    __slots__ = ("array", "key")
+
+    def __init__(self, value: Any) -> None:
+        self.array = value
+        if isinstance(value, np.ndarray):
+            self.key = (value.dtype.str, value.shape, value.tobytes())
+        else:
+            self.key = (type(value), value)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is Concrete and other.key == self.key
+
+
 def freeze(value: Any, leaves: list) -> Any:
     """The hashable static description of `value`; its leaves are appended to `leaves`."""
     cls = type(value)
@@ -51,6 +71,8 @@ def thaw(static: Any, leaves: Iterator) -> Any:
     """Inverse of `freeze`: the value rebuilt from its static description and its leaves."""
     if static is LEAF:
         return next(leaves)
+    if type(static) is Concrete:
+        return static.array
     if type(static) is tuple and len(static) == 2:
         kind = static[0]
         if kind is tuple or kind is list:

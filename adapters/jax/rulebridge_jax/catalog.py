@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import operator
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -77,7 +78,10 @@ def catalog() -> dict[Callable, Meaning]:
                     continue
             elif ufuncs_only or not hasattr(function, "_implementation"):
                 continue
-            table[function] = MEANINGS.get(function) or Meaning(jax=counterpart)
+            meaning = MEANINGS.get(function, Meaning())
+            if meaning.jax is None and not meaning.declined:
+                meaning = replace(meaning, jax=counterpart)
+            table[function] = meaning
     table[operator.getitem] = MEANINGS[operator.getitem]
     return table
 

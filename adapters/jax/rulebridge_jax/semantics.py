@@ -22,13 +22,18 @@ from typing import Callable
 
 import jax.numpy as jnp
 import numpy as np
+import scipy.special
+
+from .arguments import Concrete
 
 
 @dataclass(frozen=True)
 class Meaning:
     jax: Callable | None = None  # takes NumPy's arguments, computes NumPy's function in JAX
+    # (None: JAX's same-named function)
     prepare: Callable | None = None  # (args, kwargs) -> (args, kwargs), NumPy side, pullback only
     declined: str = ""  # why the rule is not offered
+    real_only: str = ""  # why it is not offered for complex arguments
 
 
 def _hermitian(a, uplo: str):
@@ -93,6 +98,27 @@ def _traceable_index(args, kwargs):
     return (x, rewritten[0] if single else tuple(rewritten)), kwargs
 
 
+def _concrete_integers(args, kwargs):
+    """Integer arrays become static (see `Concrete`): JAX needs their values to trace."""
+    def concrete(a):
+        return Concrete(a) if type(a) is np.ndarray and a.dtype.kind in "biu" else a
+
+    return tuple(concrete(a) for a in args), {k: concrete(v) for k, v in kwargs.items()}
+
+
+def _concrete_orders(args, kwargs):
+    """A float `ord` (norm's order, positional or keyword) is static to JAX, not an input."""
+    def concrete(a):
+        return Concrete(a) if isinstance(a, (float, np.floating)) else a
+
+    return (args[0], *(concrete(a) for a in args[1:])), {k: concrete(v) if k == "ord" else v
+                                                          for k, v in kwargs.items()}
+
+
+def _choose(a, choices, out=None, mode="raise"):
+    return jnp.choose(a, choices, mode=_TAKE_MODE[mode])  # NumPy has checked the indices
+
+
 MEANINGS: dict[Callable, Meaning] = {
     # LAPACK reads one triangle; JAX symmetrizes by default, which halves the off-diagonal
     # gradient between both triangles. Differentiate the matrix NumPy actually factorizes.
@@ -102,6 +128,28 @@ MEANINGS: dict[Callable, Meaning] = {
     np.take: Meaning(jax=_take),  # out-of-bounds mode: NumPy "raise" has no JAX spelling
     np.linalg.pinv: Meaning(jax=_pinv),  # different default cutoff for small singular values
     operator.getitem: Meaning(jax=_getitem, prepare=_traceable_index),
+    np.choose: Meaning(jax=_choose),
+    # JAX needs these index or count arrays as concrete values: one compilation per value.
+    np.delete: Meaning(prepare=_concrete_integers),
+    np.insert: Meaning(prepare=_concrete_integers),
+    np.repeat: Meaning(prepare=_concrete_integers),
+    np.linalg.norm: Meaning(prepare=_concrete_orders),
+    np.linalg.vector_norm: Meaning(prepare=_concrete_orders),
+    np.linalg.matrix_norm: Meaning(prepare=_concrete_orders),
+    # Same name, different result: not offered.
+    np.partition: Meaning(declined="the order of elements on each side of the kth is "
+                                   "implementation-defined and differs between NumPy and JAX"),
+    np.polydiv: Meaning(declined="JAX returns the remainder with a different length"),
+    np.nextafter: Meaning(declined="JAX has no derivative for nextafter"),
+    np.spacing: Meaning(declined="JAX has no derivative for spacing (nextafter)"),
+    scipy.special.spence: Meaning(declined="JAX 0.10's derivative of spence is NaN on (1, 2]"),
+    # NumPy 2's sign of complex z is z/|z|, smooth away from 0; JAX differentiates it as a step.
+    np.sign: Meaning(real_only="JAX's derivative of sign is zero, NumPy's complex sign is z/|z|"),
+    **{f: Meaning(real_only=f"JAX's {f.__name__} refuses complex input") for f in (
+        np.clip, np.median, np.nanmedian, scipy.special.dawsn, scipy.special.erf,
+        scipy.special.erfc, scipy.special.exp1, scipy.special.expi, scipy.special.fresnel,
+        scipy.special.hyp1f1, scipy.special.hyp2f1, scipy.special.log_ndtr,
+        scipy.special.loggamma, scipy.special.ndtr, scipy.special.psi, scipy.special.sici)},
     # Eigenvectors of a general matrix are defined up to a complex phase that LAPACK and JAX's
     # derivative fix differently; eigenvalue-only gradients come from np.linalg.eigvals.
     np.linalg.eig: Meaning(declined="eigenvector gradients depend on a phase convention JAX "
