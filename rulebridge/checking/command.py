@@ -41,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def generate(sources: list[str] | None, workers: int, seed: int = SEED,
-             progress: bool = False) -> tuple[dict, str, float]:
+             progress: bool = False) -> tuple[dict, str, dict[str, float]]:
     from .. import adapters
 
     names = tuple(sources or sorted(str(a) for a in adapters()))
@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sources = sources or json.loads(json_path.read_text())["sources"]
     start = time.perf_counter()
-    matrix, markdown, cpu = generate(sources, args.workers, args.seed, progress)
-    elapsed = time.perf_counter() - start
+    matrix, markdown, row_seconds = generate(sources, args.workers, args.seed, progress)
+    elapsed, cpu = time.perf_counter() - start, sum(row_seconds.values())
     text = render.to_json(matrix)
     if args.check:
         problems = [_diff(path, new) for path, new in ((json_path, text), (out, markdown))]
@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
               f"(+{row.get('primal only', 0)} primal only) of {row.get('offered', 0)} offered")
     print(f"wrote {out} and {json_path} in {elapsed:.0f} s ({cpu:.0f} CPU s in checks, "
           f"{args.workers} worker(s))")
+    slowest = sorted(row_seconds.items(), key=lambda item: -item[1])[:5]
+    print("slowest rows (CPU s): " + ", ".join(f"{name} {s:.1f}" for name, s in slowest))
     return 0
 
 

@@ -185,17 +185,17 @@ def _refusal(message: str, source: str) -> str:
 # -- the whole matrix ------------------------------------------------------------------------
 
 
-def run(plan: Plan, workers: int = 2, progress: bool = False) -> tuple[dict, float]:
+def run(plan: Plan, workers: int = 2, progress: bool = False) -> tuple[dict, dict[str, float]]:
     """Every cell of the matrix, with the versions it was computed with, and the CPU seconds
-    the checks took (summed over workers: on a shared machine, the honest measure)."""
+    each row's checks took (on a shared machine, the honest measure of cost)."""
     by_source = offered(plan.sources)
     plan = Plan(tuple(s for s in plan.sources if s in by_source), plan.dtypes, plan.seed)
     names = list(rows(by_source))
     cells: list[dict] = []
-    cpu = 0.0
-    for done, (row, seconds) in enumerate(_map(names, plan, workers), 1):
+    cpu: dict[str, float] = {}
+    for done, (name, row, seconds) in enumerate(_map(names, plan, workers), 1):
         cells += row
-        cpu += seconds
+        cpu[name] = seconds
         if progress:
             print(f"\r  checked {done}/{len(names)} functions", end="", file=sys.stderr,
                   flush=True)
@@ -206,7 +206,7 @@ def run(plan: Plan, workers: int = 2, progress: bool = False) -> tuple[dict, flo
     return matrix, cpu
 
 
-def _map(names: list[str], plan: Plan, workers: int) -> Iterator[tuple[list[dict], float]]:
+def _map(names: list[str], plan: Plan, workers: int) -> Iterator[tuple[str, list[dict], float]]:
     if workers <= 1:
         for name in names:
             yield _check_function_star((name, plan))
@@ -217,7 +217,7 @@ def _map(names: list[str], plan: Plan, workers: int) -> Iterator[tuple[list[dict
         yield from pool.imap(_check_function_star, [(name, plan) for name in names], chunksize=2)
 
 
-def _check_function_star(item) -> tuple[list[dict], float]:
+def _check_function_star(item) -> tuple[str, list[dict], float]:
     start = time.process_time()
     cells = check_function(*item)
-    return cells, time.process_time() - start
+    return item[0], cells, time.process_time() - start
