@@ -58,6 +58,18 @@ def check_rule(func: Callable | Rule, *example_args: Any, source: str | None = N
     the function is defined on (e.g. symmetric matrices for `cholesky`). Raises NoRuleError when
     no adapter has a rule; everything the rule does wrong is in the returned CheckResult.
     """
+    return check_call(func, example_args, kwargs, source=source, seed=seed,
+                      directions=directions, argnums=argnums, rtol=rtol, atol=atol,
+                      outputs=outputs, tangents=tangents)
+
+
+def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
+               source: str | None = None, seed: int = 0, directions: int = DEFAULT_DIRECTIONS,
+               argnums: Sequence[int] | None = None, rtol: float | None = None,
+               atol: float | None = None, outputs: Sequence[int] | None = None,
+               tangents: dict[int, Callable] | None = None) -> CheckResult:
+    """`check_rule` with the call's keyword arguments as a dict, so that none of them can be
+    mistaken for an option of the check (the engine's first-use check goes through here)."""
     from .. import lookup
 
     rule = func if isinstance(func, Rule) else lookup(func, signature_of(example_args), source)

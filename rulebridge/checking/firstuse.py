@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 
 from ..registry import REGISTRY
 from ..rule import Rule
-from .check import check_rule
+from .check import check_call
 from .result import RuleCheckError
 
 ENVIRONMENT_VARIABLE = "RULEBRIDGE_CHECK_ON_FIRST_USE"
@@ -41,7 +41,7 @@ def _wrap(rule: Rule) -> Rule:
 
     def forward(args, kwargs):
         if not wrapper.checked:
-            result = check_rule(rule, *args, **kwargs)
+            result = check_call(rule, args, kwargs)
             wrapper.checked = True
             wrapper.status = result.status
             if result.status in ("fail", "error"):
