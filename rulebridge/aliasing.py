@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+import weakref
 
 import numpy as np
 
@@ -40,8 +41,10 @@ BASIC_INDEX = frozenset({int, slice, type(None), type(Ellipsis), np.intp, np.int
 class Aliases:
     """Per tape: the write log per memory owner, and which variables supersede which."""
 
+    tape = property(lambda self: self._tape())
+
     def __init__(self, tape: Tape, box_type: type) -> None:
-        self.tape = tape
+        self._tape = weakref.ref(tape)  # owned by the tape (via its MutationState): no cycle
         self.box_type = box_type
         self.log: dict[int, list] = {}  # id(owner) -> [(variable created, region, description)]
         self.owners: list = []  # keeps every logged owner alive, so its id stays unique

@@ -28,6 +28,7 @@ it is checked only on tapes that have written (`Tape.record` is shadowed by
 from __future__ import annotations
 
 import operator
+import weakref
 from typing import Any
 
 import numpy as np
@@ -123,7 +124,9 @@ class MutationState:
     buffers this module owns during a sweep."""
 
     def __init__(self, tape: Tape, box_type: type) -> None:
-        self.tape = tape
+        # A weak reference: the tape owns this state (tape.mutation), and a strong one back would
+        # make a cycle that keeps the tape and its residuals alive until the cyclic collector runs.
+        self._tape = weakref.ref(tape)
         self.box_type = box_type
         self.writes: list[WriteOp] = []
         self.aliases = Aliases(tape, box_type)
@@ -131,6 +134,10 @@ class MutationState:
         self.sweeping = False
         tape.mutation = self
         tape.record = self.checked_record  # from now on, reads check for stale aliases
+
+    @property
+    def tape(self) -> Tape:
+        return self._tape()
 
     # -- recording -----------------------------------------------------------------------------
 

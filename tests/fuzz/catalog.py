@@ -8,7 +8,14 @@ import numpy as np
 
 from . import structure, writes
 
-# Elementwise functions of one value; `{a}` is the operand. Kinks: (name, margin of env, a).
+
+def _distance_to(*kinks):
+    """The margin of a value from the points where a function has a kink."""
+    return lambda a: min(float(np.min(np.abs(np.asarray(a) - k))) for k in kinks)
+
+
+# Elementwise functions of one value; `{a}` is the operand. UNARY_KINKED pairs each template
+# with the margin of its operand from the kinks.
 UNARY = {
     "sin": "np.sin({a})", "cos": "np.cos({a})", "tan": "np.tan(0.5 * np.tanh({a}))",
     "tanh": "np.tanh({a})", "arctan": "np.arctan({a})", "arcsinh": "np.arcsinh({a})",
@@ -27,23 +34,25 @@ UNARY = {
     "1.0 / (1.0 + np.exp(-{a}))",
 }
 UNARY_KINKED = {
-    "abs": ("np.abs({a})", lambda a: np.min(np.abs(a))),
-    "abs_builtin": ("abs({a})", lambda a: np.min(np.abs(a))),
-    "fabs": ("np.fabs({a})", lambda a: np.min(np.abs(a))),
-    "relu": ("np.maximum({a}, 0.0)", lambda a: np.min(np.abs(a))),
-    "clip": ("np.clip({a}, -0.5, 0.7)", lambda a: min(np.min(np.abs(a + 0.5)), np.min(np.abs(a - 0.7)))),
-    "clip_method": ("{a}.clip(-0.8, 0.4)", lambda a: min(np.min(np.abs(a + 0.8)), np.min(np.abs(a - 0.4)))),
-    "sign_times": ("np.sign({a}) * np.sin({a})", lambda a: np.min(np.abs(a))),
-    "where_positive": ("np.where({a} > 0, np.sin({a}), {a} ** 2)", lambda a: np.min(np.abs(a))),
+    "abs": ("np.abs({a})", _distance_to(0.0)),
+    "abs_builtin": ("abs({a})", _distance_to(0.0)),
+    "fabs": ("np.fabs({a})", _distance_to(0.0)),
+    "relu": ("np.maximum({a}, 0.0)", _distance_to(0.0)),
+    "clip": ("np.clip({a}, -0.5, 0.7)", _distance_to(-0.5, 0.7)),
+    "clip_method": ("{a}.clip(-0.8, 0.4)", _distance_to(-0.8, 0.4)),
+    "sign_times": ("np.sign({a}) * np.sin({a})", _distance_to(0.0)),
+    "where_positive": ("np.where({a} > 0, np.sin({a}), {a} ** 2)", _distance_to(0.0)),
 }
 # Elementwise functions of two broadcast-compatible values.
 BINARY = {
-    "add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "div": "{a} / (np.square({b}) + 0.5)",
+    "add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}",
+    "div": "{a} / (np.square({b}) + 0.5)",
     "np_add": "np.add({a}, {b})", "np_multiply": "np.multiply({a}, {b})",
     "np_subtract": "np.subtract({a}, {b})", "np_divide": "np.divide({a}, np.exp({b} * 0.3))",
     "hypot": "np.hypot({a}, np.square({b}) + 0.3)", "logaddexp": "np.logaddexp({a}, {b})",
     "logaddexp2": "np.logaddexp2({a}, {b})", "arctan2": "np.arctan2({a}, np.square({b}) + 0.5)",
-    "pow": "np.power(np.square({a}) + 0.5, np.tanh({b}))", "pow_op": "(np.square({a}) + 0.5) ** {b}",
+    "pow": "np.power(np.square({a}) + 0.5, np.tanh({b}))",
+    "pow_op": "(np.square({a}) + 0.5) ** {b}",
 }
 BINARY_KINKED = {
     "maximum": "np.maximum({a}, {b})", "minimum": "np.minimum({a}, {b})",
@@ -106,11 +115,16 @@ def _gap(a, axis):
 
 
 REDUCTIONS = {  # name: (call template with {a}, {axis}, {keep}; margin kind)
-    "sum": ("np.sum({a}, axis={axis}{keep})", None), "sum_method": ("{a}.sum({axis}{keep})", None),
-    "mean": ("np.mean({a}, axis={axis}{keep})", None), "prod": ("np.prod({a}, axis={axis}{keep})", None),
-    "max": ("np.max({a}, axis={axis}{keep})", "gap"), "min": ("np.min({a}, axis={axis}{keep})", "gap"),
-    "max_method": ("{a}.max(axis={axis}{keep})", "gap"), "amin": ("np.amin({a}, axis={axis}{keep})", "gap"),
-    "std": ("np.std({a}, axis={axis}{keep})", "spread"), "var": ("np.var({a}, axis={axis}{keep})", "spread"),
+    "sum": ("np.sum({a}, axis={axis}{keep})", None),
+    "sum_method": ("{a}.sum({axis}{keep})", None),
+    "mean": ("np.mean({a}, axis={axis}{keep})", None),
+    "prod": ("np.prod({a}, axis={axis}{keep})", None),
+    "max": ("np.max({a}, axis={axis}{keep})", "gap"),
+    "min": ("np.min({a}, axis={axis}{keep})", "gap"),
+    "max_method": ("{a}.max(axis={axis}{keep})", "gap"),
+    "amin": ("np.amin({a}, axis={axis}{keep})", "gap"),
+    "std": ("np.std({a}, axis={axis}{keep})", "spread"),
+    "var": ("np.var({a}, axis={axis}{keep})", "spread"),
 }
 
 

@@ -191,7 +191,8 @@ def _acceptable(value) -> bool:
         return False
     value = np.asarray(value)
     return (value.dtype.kind == "f" and value.size <= MAX_SIZE and value.ndim <= 4
-            and bool(np.all(np.isfinite(value))) and float(np.max(np.abs(value), initial=0)) < MAX_ABS)
+            and bool(np.all(np.isfinite(value)))
+            and float(np.max(np.abs(value), initial=0)) < MAX_ABS)
 
 
 # -- inputs --------------------------------------------------------------------------------

@@ -111,10 +111,11 @@ def concatenate(b):
     if np.prod(shape) + np.prod(other_shape) > MAX_SIZE:
         return False
     other = b.var(lambda v: np.shape(v) == other_shape) or b.const(other_shape)
-    items = [a, other] if b.coin() else [other, a, a]
-    form = b.choice([f"np.concatenate([{', '.join(items)}], axis={axis})"]
-                    + ([f"np.vstack([{', '.join(items)}])"] if axis == 0 and len(shape) == 2 else [])
-                    + ([f"np.hstack([{', '.join(items)}])"] if axis == 0 and len(shape) == 1 else []))
+    items = ", ".join([a, other] if b.coin() else [other, a, a])
+    forms = [f"np.concatenate([{items}], axis={axis})"]
+    if axis == 0 and len(shape) <= 2:
+        forms.append(f"np.{'hstack' if len(shape) == 1 else 'vstack'}([{items}])")
+    form = b.choice(forms)
     return b.emit(f"{{out}} = {form}")
 
 

@@ -22,8 +22,9 @@ def _target(b):
 
 def _index(b, shape):
     n = shape[0]
+    positions = sorted({b.integer(0, n - 1), b.integer(0, n - 1)})  # distinct: see MutationError
     forms = [f"{b.integer(0, n - 1)}", f"{b.integer(0, n - 1)}:", "::2", "...", "::-1",
-             f"[{', '.join(str(i) for i in sorted(set([b.integer(0, n - 1), b.integer(0, n - 1)])))}]"]
+             f"[{', '.join(map(str, positions))}]"]
     if len(shape) >= 2:
         forms += [f":, {b.integer(0, shape[1] - 1)}", f"{b.integer(0, n - 1)}, 1:", "..., 0"]
     return b.choice(forms)
