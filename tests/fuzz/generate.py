@@ -122,34 +122,25 @@ class Builder:
         self.env[name] = value
         return name
 
-    def partner(self, shape: tuple) -> str:
-        """A variable or constant whose shape broadcasts with `shape`."""
+    def partner(self, shape: tuple, grow: bool = True) -> str:
+        """A variable or constant whose shape broadcasts with `shape`; with `grow=False`, to
+        `shape` itself (what an in-place update needs)."""
         def fits(v):
             try:
-                return np.prod(np.broadcast_shapes(np.shape(v), shape)) <= MAX_SIZE
+                result = np.broadcast_shapes(np.shape(v), shape)
             except ValueError:
                 return False
+            return np.prod(result) <= MAX_SIZE if grow else result == shape
 
         if self.coin():
             name = self.var(fits)
             if name is not None:
                 return name
-        options = [shape, (), shape[1:], tuple(1 if self.coin() else d for d in shape)]
+        if grow:
+            options = [shape, (), shape[1:], tuple(1 if self.coin() else d for d in shape)]
+        else:
+            options = [shape, (), shape[1:], shape[-1:]]
         return self.const(self.choice(options))
-
-    def partner_within(self, shape: tuple) -> str:
-        """A variable or constant that broadcasts to `shape` without growing it."""
-        def fits(v):
-            try:
-                return np.broadcast_shapes(np.shape(v), shape) == shape
-            except ValueError:
-                return False
-
-        if self.coin():
-            name = self.var(fits)
-            if name is not None:
-                return name
-        return self.const(self.choice([shape, (), shape[1:], shape[-1:]]))
 
     # -- emitting --------------------------------------------------------------------------
 

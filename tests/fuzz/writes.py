@@ -35,7 +35,7 @@ def _value(b, shape):
     kind = b.choice(["number", "value", "function of value"])
     if kind == "number":
         return b.choice(["0.5", "-1.25", "0.0"])
-    other = b.partner_within(shape)
+    other = b.partner(shape, grow=False)
     return other if kind == "value" else f"np.sin({other})"
 
 
@@ -57,7 +57,7 @@ def augmented(b):
     if a is None:
         return False
     shape = np.shape(b.value(a))
-    other = b.partner_within(shape)
+    other = b.partner(shape, grow=False)
     operator, value = b.choice([("+=", other), ("-=", other), ("*=", other),
                                 ("/=", f"(np.square({other}) + 0.5)"), ("**=", "2")])
     return b.emit(f"{{out}} = {copy}\n{{out}} {operator} {value}", mutates=True)
@@ -67,7 +67,7 @@ def out_argument(b):
     a, copy = _target(b)
     if a is None:
         return False
-    other = b.partner_within(np.shape(b.value(a)))
+    other = b.partner(np.shape(b.value(a)), grow=False)
     call = b.choice(["np.sin({o}, out={o})", "np.multiply({o}, 2.0, out={o})",
                      f"np.add({{o}}, {other}, out={{o}})", "np.tanh({o}, out={o})"])
     return b.emit(f"{{out}} = {copy}\n{call.format(o='{out}')}", mutates=True)
