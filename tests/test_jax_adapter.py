@@ -86,7 +86,17 @@ def decompositions(xp, A):
             + xp.sum(first * second) + xp.sum(xp.abs(Q[:, 0])))
 
 
+def concrete_arguments(xp, x):
+    """Arguments JAX needs as concrete values (counts, deleted indices, a float norm order)."""
+    counts, gone = np.array([1, 0, 2, 1, 3, 1]), np.array([0, 4])
+    mode = {} if xp is np else {"mode": "wrap"}  # jitted jnp.choose cannot check bounds
+    chosen = xp.choose(np.array([0, 1, 1, 0]), [x[:4], x[2:]], **mode)
+    return (xp.sum(xp.repeat(x, counts) ** 2) + xp.sum(xp.delete(x, gone) ** 3)
+            + xp.linalg.norm(x, 3.0) + xp.sum(chosen * x[1:5]))
+
+
 PROGRAMS = {
+    concrete_arguments: lambda rng: (rng.normal(size=6),),
     spectral_and_fft: lambda rng: (rng.normal(size=16),),
     statistics: lambda rng: (rng.uniform(0.5, 2, size=12),),
     indexing: lambda rng: (rng.normal(size=9),),
