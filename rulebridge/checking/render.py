@@ -127,6 +127,8 @@ def _cell_text(function, source, dtype, grid, notes) -> str:
     status = worst(c["status"] for c in checked)
     if status == "pass":
         return "pass"
+    # A declined signature of an offered function is footnoted too: its reason is often a
+    # divergence from NumPy the adapter chose to refuse rather than get wrong.
     bad = [c for c in checked if c["status"] != "pass"]
     by_reason: dict = defaultdict(list)
     for c in bad:
