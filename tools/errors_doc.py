@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
 import textwrap
 import warnings
@@ -41,6 +42,18 @@ class _WrongShapeAdapter(rb.Adapter):
             raise rb.Declined("only np.sin")
         return rb.Rule(function, signature, lambda args, kw: (np.sin(*args), args),
                        lambda args, g, argnums: ((g * np.cos(args[0]))[:-1],), source=self.name)
+
+
+class _AbsAdapter(rb.Adapter):
+    """A correct, unverified np.abs rule: the first-use check meets it at a kink."""
+
+    name = "unverified"
+
+    def build_rule(self, function, signature):
+        if function is not np.abs:
+            raise rb.Declined("only np.abs")
+        return rb.Rule(function, signature, lambda args, kw: (np.abs(*args), args),
+                       lambda args, g, argnums: (g * np.sign(args[0]),), source=self.name)
 
 
 class _FailingAdapter(rb.Adapter):
@@ -130,11 +143,14 @@ EXAMPLES = [
             "answer.",
             "Report it to that adapter's authors, or uninstall it."),
     Example(rb.UncheckedRuleWarning,
+            "rb.register_adapter(_AbsAdapter())\n"
             "rb.check_on_first_use(True)\n"
             "try:\n"
-            "    rb.grad(lambda x: np.sum(np.abs(x)), source='jax')(np.full(3, 1e-9))\n"
+            "    y, pullback = rb.vjp(np.abs, np.full(3, 1e-9), source='unverified')\n"
+            "    pullback(np.ones(3))\n"
             "finally:\n"
-            "    rb.check_on_first_use(False)",
+            "    rb.check_on_first_use(False)\n"
+            "    rb.REGISTRY.unregister('unverified')",
             "With `check_on_first_use`, finite differences could not decide an unverified rule "
             "at the user's inputs (a kink, a tie).",
             "Nothing to fix; the rule is used unverified at that point."),
@@ -162,17 +178,22 @@ def library_classes() -> list[type]:
 def run(example: Example) -> str:
     """The message `example.code` produces."""
     namespace = {"np": np, "rb": rb, "_WrongShapeAdapter": _WrongShapeAdapter,
-                 "_FailingAdapter": _FailingAdapter}
+                 "_FailingAdapter": _FailingAdapter, "_AbsAdapter": _AbsAdapter}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             exec(compile(example.code, f"<example {example.raised.__name__}>", "exec"), namespace)
         except example.raised as exc:
-            return str(exc)
+            return _stable(str(exc))
     for warning in caught:
         if issubclass(warning.category, example.raised):
-            return str(warning.message)
+            return _stable(str(warning.message))
     raise AssertionError(f"the example for {example.raised.__name__} did not raise it")
+
+
+def _stable(message: str) -> str:
+    """The message without the memory addresses that differ from run to run."""
+    return re.sub(r" at 0x[0-9a-f]+", "", message)
 
 
 def render() -> str:
