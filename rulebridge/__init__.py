@@ -73,6 +73,6 @@ from .speed import measure_rules  # noqa: E402
 
 __all__ += ["AdapterWarning", "ImportRuleError", "import_rule", "measure_rules", "parse_signature"]
 
-from .debug import debug, enabled as debug_enabled  # noqa: E402
+from .debugmode import debug, enabled as debug_enabled  # noqa: E402
 
 __all__ += ["debug", "debug_enabled"]

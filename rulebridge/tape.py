@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import debug as _debug
+from . import debugmode as _debug
 from .errors import NestedDifferentiationError, RuleContractError
 from .registry import REGISTRY, Registry
 from .rule import function_name
