@@ -49,7 +49,8 @@ def test_a_wrong_shaped_cotangent_is_an_error(x64):
 
 def test_a_float64_cotangent_for_a_float32_input_is_an_error(x64):
     x = x64.astype(np.float32)
-    result = check_rule(_rule_for_sin(x, lambda r, g, a: ((g * np.cos(r[0])).astype(np.float64),)), x)
+    widened = _rule_for_sin(x, lambda r, g, a: ((g * np.cos(r[0])).astype(np.float64),))
+    result = check_rule(widened, x)
     assert result.status == "error", result
     assert "float64" in result.reason and "float32" in result.reason
 

@@ -239,8 +239,8 @@ def _equal(a, b) -> bool:
     if type(a) in (list, tuple):
         return type(b) in (list, tuple) and len(a) == len(b) and all(map(_equal, a, b))
     if isinstance(a, (np.ndarray, np.generic)):
-        return (np.shape(a) == np.shape(b) and getattr(a, "dtype", None) == getattr(b, "dtype", None)
-                and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        same_type = np.shape(a) == np.shape(b) and a.dtype == getattr(b, "dtype", None)
+        return same_type and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
     try:
         return bool(a == b)
     except Exception:
@@ -249,7 +249,8 @@ def _equal(a, b) -> bool:
 
 def _same_primal(out, expected, rtol: float) -> None:
     got, want = flat_outputs(out), flat_outputs(expected)
-    if isinstance(out, (tuple, list)) != isinstance(expected, (tuple, list)) or len(got) != len(want):
+    several = isinstance(out, (tuple, list)), isinstance(expected, (tuple, list))
+    if several[0] != several[1] or len(got) != len(want):
         raise _Verdict("fail", f"its forward returned {type(out).__name__} of {len(got)} item(s); "
                                f"NumPy returns {type(expected).__name__} of {len(want)}")
     for k, (g, w) in enumerate(zip(got, want)):

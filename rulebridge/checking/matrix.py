@@ -23,7 +23,7 @@ from ..errors import AdapterError, NoRuleError
 from ..registry import REGISTRY
 from ..signature import format_signature, signature_of
 from .catalogue import cases_for, rows
-from .check import check_rule
+from .check import check_call
 from .domains import build_args
 
 DTYPES = ("float32", "float64", "complex128")
@@ -147,8 +147,8 @@ def _check_case(name, function, case, dtype, key, sources, seed) -> list[dict]:
         if function not in _WORKER["offered"][source]:
             continue
         try:
-            result = check_rule(function, *fresh_args(), source=source, seed=seed,
-                                outputs=case.seeded_outputs(dtype), tangents=case.tangents(), **case.kwargs)
+            result = check_call(function, fresh_args(), case.kwargs, source=source, seed=seed,
+                                outputs=case.seeded_outputs(dtype), tangents=case.tangents())
         except NoRuleError as exc:
             cells.append(_cell(name, source, dtype, signature, "not offered", label,
                                reason=_refusal(str(exc), source)))
