@@ -7,16 +7,18 @@ owner (the base array); variables are numbered in creation order, so a box is st
 a logged write newer than its variable overlaps its memory. Only tapes that have written pay for
 this check (see rulebridge/mutation.py).
 
-A stale box is brought up to date instead of refused when its history allows it:
+A stale box is brought up to date instead of refused when its history allows it, for views made
+by the functions in `VIEWS` (basic indexing, reshape, transpose; the op that made a view is found
+by a binary search over the tape, so nothing is kept per op):
 
-- A write through a view `v = u[idx]` (basic indexing, found by a binary search over the tape for
-  the op that made `v`) is also recorded on the parent as `u' = setitem(u, idx, v')`, without a
-  second physical write; `u`'s variable is *superseded* by `u'`.
+- A write through a view `v = u[idx]` is also recorded on the parent as `u' = setitem(u, idx,
+  v')`, without a second physical write (`u' = reshape(v', u.shape)` for a reshape view); `u`'s
+  variable is *superseded* by `u'`.
 - Every box resolves superseded variables when it is read, so the parent box picks `u'` up.
-- A view read after its parent was written is re-derived as `getitem(u', idx)`, recorded with
-  the source's getitem rule, when the parent itself is up to date.
+- A view read after its parent was written is taken again from the parent (`getitem(u', idx)`),
+  recorded with the source's rule, when the parent itself is up to date.
 
-Anything else (views made by reshape or transpose, a write overlapping memory the tape cannot
+Anything else (a view made by another function, a write overlapping memory the tape cannot
 relate) raises MutationError naming the reading operation and the write.
 """
 
@@ -50,6 +52,9 @@ class Aliases:
         self.owners: list = []  # keeps every logged owner alive, so its id stays unique
         self.clean: dict[int, int] = {}  # variable -> newest write it was checked against
         self.superseded: dict[int, int] = {}  # variable -> a newer variable of the same array
+        # A parent rebuilt from its written view (reshape(v', u.shape)) -> the parent's variable
+        # before: its origin is that variable's, not the view it was computed from.
+        self.rebuilt: dict[int, int] = {}
 
     def check(self, box, reader, overwritten=None) -> None:
         """Bring `box` up to date (rebinding it to its newest variable), or raise MutationError.
@@ -99,9 +104,9 @@ class Aliases:
 
     # -- views ---------------------------------------------------------------------------------
 
-    def origin(self, var: int):
-        """`(parent variable, parent array, index)` when `var` is a basic-indexing view of a
-        parent (possibly written since), else None."""
+    def origin(self, var: int, array):
+        """`(parent variable, parent array, view op)` when `array` (of variable `var`) is a view
+        of a traced parent made by one of the VIEWS ops, else None."""
         from .mutation import WriteOp
 
         ops = self.tape.ops
@@ -113,13 +118,15 @@ class Aliases:
             if type(op) is WriteOp:
                 var = op.inputs[0]
                 continue
-            if op.rule.function is not operator.getitem or type(op.inputs[0]) is not int:
+            if var in self.rebuilt:
+                var = self.rebuilt[var]
+                continue
+            view = VIEWS.get(op.rule.function)
+            parent = op.args[0]
+            if (view is None or type(op.inputs[0]) is not int or type(parent) is not _ndarray
+                    or not view.accepts(op) or not np.may_share_memory(array, parent)):
                 return None
-            parent, index = op.args[0], op.args[1]
-            items = index if type(index) is tuple else (index,)
-            if type(parent) is not _ndarray or any(type(i) not in BASIC_INDEX for i in items):
-                return None
-            return op.inputs[0], parent, index
+            return op.inputs[0], parent, op
 
     def current(self, var: int, array):
         """The newest variable of `array`, re-derived when needed; None when it cannot be."""
@@ -129,18 +136,57 @@ class Aliases:
         return self.rederive(var, array)
 
     def rederive(self, var: int, array):
-        """A stale view, recorded again as `getitem(parent's newest variable, index)`."""
-        origin = self.origin(var)
+        """A stale view, recorded again from its parent's newest variable."""
+        origin = self.origin(var, array)
         if origin is None:
             return None
-        parent_var, parent, index = origin
+        parent_var, parent, op = origin
         parent_var = self.current(parent_var, parent)
         if parent_var is None:
             return None
-        fresh = Tape.record(self.tape, operator.getitem,
-                            (self.box_type(parent, parent_var, self.tape), index), {})
+        fresh = VIEWS[op.rule.function].derive(self.tape, op, self.box(parent, parent_var))
         self.superseded[var] = fresh._var
         return fresh._var
+
+    def box(self, array, var: int):
+        return self.box_type(array, var, self.tape)
+
+
+class View:
+    """A NumPy function that returns a view: how to take it again from a newer parent, and (for
+    views covering the whole parent) how to rebuild the parent from a written view. Both are
+    recorded with the sources' rules for these functions."""
+
+    def __init__(self, accepts, derive, rebuild=None):
+        self.accepts = accepts  # op -> bool: this call made a view rulebridge can follow
+        self.derive = derive  # (tape, op, parent box) -> view box
+        self.rebuild = rebuild  # (tape, op, view box, parent array) -> parent box; None: partial
+
+
+def _basic_index(op) -> bool:
+    index = op.args[1]
+    return all(type(i) in BASIC_INDEX for i in (index if type(index) is tuple else (index,)))
+
+
+def _inverse_axes(axes):
+    return None if axes is None else tuple(int(a) for a in np.argsort(axes))
+
+
+VIEWS = {
+    operator.getitem: View(
+        _basic_index, lambda tape, op, parent: Tape.record(
+            tape, operator.getitem, (parent, op.args[1]), {})),
+    np.reshape: View(
+        lambda op: len(op.args) == 2 and not op.kwargs,
+        lambda tape, op, parent: Tape.record(tape, np.reshape, (parent, op.args[1]), {}),
+        lambda tape, op, view, parent: Tape.record(tape, np.reshape, (view, parent.shape), {})),
+    np.transpose: View(
+        lambda op: len(op.args) <= 2 and not op.kwargs,
+        lambda tape, op, parent: Tape.record(tape, np.transpose, (parent,) + op.args[1:], {}),
+        lambda tape, op, view, parent: Tape.record(
+            tape, np.transpose, (view, _inverse_axes(op.args[1] if len(op.args) == 2 else None)),
+            {})),
+}
 
 
 def _last_output(op) -> int:
@@ -190,8 +236,8 @@ def _stale(box, reader, what) -> MutationError:
         f"later through another array sharing it (a view of it, or its base): {what}. With "
         "NumPy's aliasing the read sees the new values, which are not part of this array's "
         "recorded history, so its gradient would be wrong (rulebridge follows views made by "
-        "basic indexing, x[1:3] or x[0], not reshape or transpose views). Write through the "
-        "array itself, or copy before writing (v = x.reshape(2, 3).copy()).")
+        "basic indexing, reshape and transpose). Write through the array itself, or copy "
+        "before writing (v = np.diagonal(x).copy()).")
 
 
 def describe(x) -> str:

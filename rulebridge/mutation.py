@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .aliasing import BASIC_INDEX, Aliases, describe
+from .aliasing import BASIC_INDEX, VIEWS, Aliases, describe
 from .conform import conform_cotangent
 from .errors import MutationError, TracingError
 from .rule import Rule
@@ -175,17 +175,25 @@ class MutationState:
         return out_var
 
     def propagate(self, view_var: int, new_var: int, view) -> None:
-        """A write into a basic-indexing view `v = u[idx]` is a write into `u` too: record
-        `u' = setitem(u, idx, v')` (NumPy already wrote the memory), and so on up the views."""
+        """A write into a view is a write into its parent too: `u' = setitem(u, idx, v')` for
+        `v = u[idx]` (NumPy already wrote the memory), `u' = reshape(v', u.shape)` for a reshape
+        view, and so on up the views."""
         aliases = self.aliases
-        origin = aliases.origin(view_var)
+        origin = aliases.origin(view_var, view)
         while origin is not None:
-            parent_var, parent, index = origin
+            parent_var, parent, op = origin
             parent_var = aliases.current(parent_var, parent)
             if parent_var is None:
                 return  # the parent is stale anyway: reading it will raise
-            out_var = self.record(Propagated, parent, index, None, parent_var, new_var, view)
-            origin = aliases.origin(parent_var)
+            rebuild = VIEWS[op.rule.function].rebuild
+            if rebuild is None:
+                out_var = self.record(Propagated, parent, op.args[1], None, parent_var, new_var,
+                                      view)
+            else:
+                out_var = rebuild(self.tape, op, aliases.box(view, new_var), parent)._var
+                aliases.superseded[parent_var] = out_var
+                aliases.rebuilt[out_var] = parent_var
+            origin = aliases.origin(parent_var, parent)
             new_var, view = out_var, parent
 
     # -- the reverse sweep ---------------------------------------------------------------------
