@@ -231,21 +231,24 @@ class Registry:
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
             built.append(rule)
-        usable = [rule for rule in built if rule.status != "fail"]
+        # Among all sources, a rule known to disagree with NumPy is never used: say why instead.
+        # A source named explicitly gets its rule as it is (the matrix documents its failures).
+        usable = built if source is not None else [r for r in built if r.status != "fail"]
         if usable:
             return min(usable, key=self._ranking(function))  # min keeps the first of equals
-        for rule in built:  # a rule known to disagree with NumPy is never used: say why instead
+        for rule in built:
             refusals.append(f"{rule.source}: its rule failed the finite-difference check against "
                             f"NumPy at this signature (see compat_matrix.md); not used")
         raise NoRuleError(self._no_rule_message(function, signature, names, refusals))
 
     def _ranking(self, function: Callable) -> Callable[[Rule], tuple]:
-        """Verified before unverified, then the sources `prefer(function, ...)` names, then the
-        faster measured pullback (unmeasured counts as slowest). Failed rules never get here."""
+        """Verified, then unverified, then rules that raised in their check; within a tier the
+        sources `prefer(function, ...)` names, then the faster measured pullback (unmeasured
+        counts as slowest). Failed rules never get here."""
         pinned = self._per_function.get(function, ())
 
         def rank(rule: Rule) -> tuple:
-            tier = 0 if rule.status == "pass" else 1
+            tier = 0 if rule.status == "pass" else 2 if rule.status == "error" else 1
             pin = pinned.index(rule.source) if rule.source in pinned else len(pinned)
             seconds = self._seconds.get((rule.name, format_signature(rule.signature)), {})
             return tier, pin, seconds.get(rule.source, float("inf"))

@@ -7,6 +7,8 @@ import pytest
 import rulebridge as rb
 from rulebridge import MutationError, TracingError
 
+from .numerical import central_difference
+
 INSTALLED = {str(info) for info in rb.adapters() if info.available}
 SOURCES = [pytest.param(name, marks=pytest.mark.skipif(name not in INSTALLED,
                                                        reason=f"adapter {name} not installed"))
@@ -18,24 +20,6 @@ def source(request):
     return request.param
 
 
-def _numerical_grad(f, args, argnum, h=1e-5):
-    """Central differences of `f` (run by NumPy on fresh copies, since `f` may write into its
-    arguments) with respect to `args[argnum]`."""
-    x = np.asarray(args[argnum], dtype=np.float64)
-    g = np.zeros_like(x)
-
-    def at(point):
-        call = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
-        call[argnum] = point if isinstance(args[argnum], np.ndarray) else float(point)
-        return f(*call)
-
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = h
-        g[i] = (at(x + step) - at(x - step)) / (2 * h)
-    return g
-
-
 def assert_gradient(f, args, source, argnums=0, rtol=1e-6, h=1e-5):
     """rulebridge's gradient of `f` equals central differences at `rtol` relative."""
     positions = argnums if isinstance(argnums, tuple) else (argnums,)
@@ -43,7 +27,7 @@ def assert_gradient(f, args, source, argnums=0, rtol=1e-6, h=1e-5):
     grads = rb.grad(f, argnums=argnums, source=source)(*calls)
     grads = grads if isinstance(argnums, tuple) else (grads,)
     for i, g in zip(positions, grads):
-        reference = _numerical_grad(f, args, i, h)
+        reference = central_difference(f, args, i, h)
         np.testing.assert_allclose(g, reference, rtol=rtol,
                                    atol=rtol * max(1.0, np.max(np.abs(reference))))
 
@@ -231,7 +215,7 @@ def test_function_mutating_its_argument(source):
     argument = x.copy()
     g = rb.grad(mutate_argument, source=source)(argument)
     np.testing.assert_array_equal(argument, expected)  # the caller sees NumPy's result
-    np.testing.assert_allclose(g, _numerical_grad(mutate_argument, (x,), 0), rtol=1e-6)
+    np.testing.assert_allclose(g, central_difference(mutate_argument, (x,), 0), rtol=1e-6)
 
 
 def mutate_argument_through_view(x):
@@ -255,7 +239,7 @@ def test_overlapping_and_argument_writes(source, program):
     argument = x.copy()
     g = rb.grad(program, source=source)(argument)
     np.testing.assert_array_equal(argument, expected)
-    np.testing.assert_allclose(g, _numerical_grad(program, (x,), 0), rtol=1e-6)
+    np.testing.assert_allclose(g, central_difference(program, (x,), 0), rtol=1e-6)
 
 
 def test_vjp_of_a_view_returned_after_its_base_was_written(source):
@@ -269,7 +253,7 @@ def test_vjp_of_a_view_returned_after_its_base_was_written(source):
     y, pullback = rb.vjp(f, x, source=source)
     np.testing.assert_array_equal(y, f(x))
     ybar = np.array([1.0, 2.0])
-    reference = sum(w * _numerical_grad(lambda z: f(z)[i], (x,), 0) for i, w in enumerate(ybar))
+    reference = sum(w * central_difference(lambda z: f(z)[i], (x,), 0) for i, w in enumerate(ybar))
     np.testing.assert_allclose(pullback(ybar)[0], reference, rtol=1e-6)
 
 
@@ -292,7 +276,7 @@ def test_vjp_pullback_called_twice(source):
     y, pullback = rb.vjp(lambda x: heat(x, 0.2), x.copy(), source=source)
     first, second = pullback(1.0)[0], pullback(1.0)[0]
     np.testing.assert_array_equal(first, second)
-    np.testing.assert_allclose(first, _numerical_grad(heat, (x, 0.2), 0), rtol=1e-6)
+    np.testing.assert_allclose(first, central_difference(heat, (x, 0.2), 0), rtol=1e-6)
 
 
 def test_vjp_seeded_with_the_written_output_itself(source):

@@ -13,6 +13,7 @@ import pytest
 
 import rulebridge as rb
 
+from .numerical import central_difference
 from .programs import PROGRAMS, Program
 
 SOURCES = ["autograd", "jax"]
@@ -24,17 +25,6 @@ def _reference_gradients(program: Program, args: tuple) -> tuple:
         jax_args = tuple(jnp.asarray(a) for a in args)
         grads = jax.grad(f, argnums=program.argnums)(*jax_args)
         return tuple(np.asarray(g) for g in grads)
-
-
-def _central_difference(f, args, i, eps=1e-6):
-    x = args[i]
-    g = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[index] += eps
-        lo[index] -= eps
-        g[index] = (f(*args[:i], hi, *args[i + 1:]) - f(*args[:i], lo, *args[i + 1:])) / (2 * eps)
-    return g
 
 
 def _assert_close(actual, expected, rtol):
@@ -59,7 +49,7 @@ def test_jax_reference_agrees_with_central_differences(program: Program):
     args = program.make_args(np.random.default_rng(42))
     f = functools.partial(program.function, np)
     for ref, i in zip(_reference_gradients(program, args), program.argnums):
-        _assert_close(ref, _central_difference(f, args, i), rtol=1e-5)
+        _assert_close(ref, central_difference(f, args, i), rtol=1e-5)
 
 
 def test_eigh_and_slogdet_are_single_two_output_ops():

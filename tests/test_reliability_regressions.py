@@ -6,6 +6,8 @@ import pytest
 
 import rulebridge as rb
 
+from .numerical import central_difference
+
 
 def test_python_float_arithmetic_stays_weak_against_float32():
     # Python operators on a traced Python float went through NumPy's ufuncs and came back as a
@@ -32,15 +34,6 @@ def test_numpy_scalars_keep_numpys_own_promotion():
         assert type(value) is type(f(x, c)) and value == f(x, c)
 
 
-def _central_difference(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = h
-        g[i] = (f(x + step) - f(x - step)) / (2 * h)
-    return g
-
-
 RNG = np.random.default_rng(8)
 C34 = RNG.normal(size=(3, 4))
 MASK = RNG.random((3, 4)) < 0.5
@@ -64,7 +57,7 @@ MASK = RNG.random((3, 4)) < 0.5
 def test_autograd_rules_fixed_by_corrections(name, f, shape, at):
     x = RNG.normal(size=shape) if at is None else np.array(at)
     g = rb.grad(f, source="autograd")(x)
-    np.testing.assert_allclose(g, _central_difference(f, x), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(g, central_difference(f, (x,)), rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("source", ["autograd", "jax"])

@@ -1,4 +1,5 @@
-"""A rule the finite-difference check marked failed is never used: another source's rule is
+"""With source=None, a rule the finite-difference check marked failed is never used: another
+source's rule is
 chosen, or, when there is none, the user gets a NoRuleError that says why."""
 
 import numpy as np
@@ -8,22 +9,39 @@ import rulebridge as rb
 from rulebridge.registry import REGISTRY
 
 
-@pytest.fixture
-def autograd_sin_marked_failed():
-    key = ("numpy.sin", "autograd", "(float64[:])")
-    previous = REGISTRY._status.get(key)
-    REGISTRY.set_status(*key, "fail")
+def _marked_failed(*sources):
+    keys = [("numpy.sin", source, "(float64[:])") for source in sources]
+    previous = {key: REGISTRY._status.get(key) for key in keys}
+    for key in keys:
+        REGISTRY.set_status(*key, "fail")
     yield
-    if previous is None:
-        REGISTRY._status.pop(key, None)
-    else:
-        REGISTRY._status[key] = previous
+    for key, status in previous.items():
+        if status is None:
+            REGISTRY._status.pop(key, None)
+        else:
+            REGISTRY._status[key] = status
     REGISTRY._invalidate()
 
 
-def test_a_failed_rule_is_refused_with_the_reason(autograd_sin_marked_failed):
+@pytest.fixture
+def autograd_sin_marked_failed():
+    yield from _marked_failed("autograd")
+
+
+@pytest.fixture
+def every_sin_marked_failed():
+    yield from _marked_failed(*(str(info) for info in rb.adapters()))
+
+
+def test_a_failed_rule_is_refused_with_the_reason(every_sin_marked_failed):
     with pytest.raises(rb.NoRuleError, match="failed the finite-difference check"):
-        rb.grad(lambda x: np.sum(np.sin(x)), source="autograd")(np.ones(3))
+        rb.grad(lambda x: np.sum(np.sin(x)))(np.ones(3))
+
+
+def test_an_explicit_source_gets_its_rule_as_it_is(autograd_sin_marked_failed):
+    x = np.linspace(0.0, 1.0, 4)
+    np.testing.assert_array_equal(rb.grad(lambda x: np.sum(np.sin(x)), source="autograd")(x),
+                                  np.cos(x))
 
 
 def test_another_source_is_chosen_over_a_failed_rule(autograd_sin_marked_failed):

@@ -147,12 +147,14 @@ def _footnote(status: str, text: str, notes: list[str]) -> str:
 
 def verified_status(matrix: dict) -> dict:
     """{source: {function: {signature: status}}}: the worst result over a signature's cases.
-    An error counts as a failure here: the registry must not prefer a rule that raised."""
+    "fail" (a wrong number somewhere) and "error" (the rule raised or broke its contract, a clear
+    error at run time) stay distinct: the registry never uses a failed rule, and ranks an erring
+    one below every other candidate."""
     table: dict = defaultdict(lambda: defaultdict(dict))
     for cell in matrix["cells"]:
-        if cell["status"] not in ("pass", "fail", "error", "inconclusive"):
+        status = cell["status"]
+        if status not in ("pass", "fail", "error", "inconclusive"):
             continue
-        status = "fail" if cell["status"] == "error" else cell["status"]
         entry = table[cell["source"]][cell["function"]]
         entry[cell["signature"]] = worst([entry.get(cell["signature"], "pass"), status])
     return {"versions": matrix["versions"],
