@@ -1,6 +1,5 @@
 """With source=None, a rule the finite-difference check marked failed is never used: another
-source's rule is
-chosen, or, when there is none, the user gets a NoRuleError that says why."""
+source's rule is chosen, or, when there is none, the user gets a NoRuleError that says why."""
 
 import numpy as np
 import pytest
