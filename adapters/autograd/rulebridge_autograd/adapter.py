@@ -17,6 +17,7 @@ import rulebridge
 from rulebridge import Declined, Rule, conform_cotangent, decline_unsupported, function_name
 
 from .catalog import Entry, entries
+from .unboxed import per_argnum_makers
 
 SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | complex, ...)"]
 
@@ -86,6 +87,9 @@ def _primitive_rule(entry: Entry, conform=None):
 
     vjp_maker = primitive_vjps[entry.wrapped]
     conform = conform or _conform
+    makers = per_argnum_makers(vjp_maker)
+    if makers is not None:
+        return _forward_of(entry.function), _unboxed_pullback(entry, makers, conform)
 
     def pullback(residuals, g, argnums):
         out, args, kwargs = residuals
@@ -99,6 +103,26 @@ def _primitive_rule(entry: Entry, conform=None):
         return tuple(conform(ct, args[i]) for i, ct in zip(argnums, cts))
 
     return _forward_of(entry.function), pullback
+
+
+def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable:
+    def cotangent(i, g, out, args, kwargs):
+        maker = makers.get(i)
+        if maker is None:
+            raise NotImplementedError(f"autograd defines no VJP of {function_name(entry.function)} "
+                                      f"with respect to argument {i}")
+        return conform(maker(out, *args, **kwargs)(g), args[i])
+
+    def pullback(residuals, g, argnums):
+        out, args, kwargs = residuals
+        kwargs = kwargs or _NO_KWARGS
+        if type(g) is tuple:
+            g = _zeros_for_missing(g, out)
+        if len(argnums) == 1:
+            return (cotangent(argnums[0], g, out, args, kwargs),)
+        return tuple(cotangent(i, g, out, args, kwargs) for i in argnums)
+
+    return pullback
 
 
 def _nograd_rule(entry: Entry):
