@@ -254,19 +254,15 @@ def _refuse_traced_kwargs(function, kwargs):
 def _positional(function, args, kwargs):
     """Move keyword arguments that hold boxes to their positional slots, so they are recorded."""
     try:
-        bound = inspect.signature(function).bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        _refuse_traced_kwargs(function, kwargs)
-    names = list(inspect.signature(function).parameters)
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # no introspectable signature: nothing to move
+        parameters = []
     positional, rest = list(args), dict(kwargs)
-    for name in names[len(args):]:
-        if name not in rest:
+    for parameter in parameters[len(args):]:
+        if (parameter.kind is not parameter.POSITIONAL_OR_KEYWORD or parameter.name not in rest
+                or not any(_contains_box(v) for v in rest.values())):
             break
-        value = rest.pop(name)
-        positional.append(value)
-        if not any(_contains_box(v) for v in rest.values()):
-            break
+        positional.append(rest.pop(parameter.name))
     _refuse_traced_kwargs(function, rest)
-    del bound
     return tuple(positional), rest
 

@@ -263,3 +263,13 @@ def test_coverage_is_introspected_and_broad():
     assert ss.gammaln in functions and ss.airy not in functions  # JAX has no airy
     assert np.argmax not in functions and np.isnan not in functions  # never float-valued
     assert adapter.signatures(np.sin) and not adapter.signatures(np.linalg.eig)
+
+
+@pytest.mark.parametrize("source", ["autograd", "jax"])
+def test_clip_bounds_by_keyword_and_a_traced_bound_passed_by_keyword(source):
+    x = np.array([0.1, 0.5, 0.9])
+    g = rb.grad(lambda x: np.sum(np.clip(x, a_min=0.3, a_max=0.8) ** 2), source=source)(x)
+    np.testing.assert_allclose(g, [0.0, 1.0, 0.0])
+    if source == "jax":  # autograd defines no VJP with respect to a bound
+        g_lo = rb.grad(lambda lo: np.sum(np.clip(x, a_min=lo, a_max=0.8)), source=source)(0.3)
+        assert g_lo == 1.0  # one element (0.1) sits at the lower bound

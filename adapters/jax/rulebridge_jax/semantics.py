@@ -68,6 +68,11 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     return jnp.take(a, indices, axis=axis, mode=_TAKE_MODE[mode])
 
 
+def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    # NumPy spells the bounds a_min/a_max or min/max; JAX only min/max.
+    return jnp.clip(a, a_min if a_min is not None else min, a_max if a_max is not None else max)
+
+
 def _pinv(a, rcond=None, hermitian=False, *, rtol=None):
     # NumPy's cutoff is rcond, else rtol, else 1e-15; JAX's default is 10 * max(m, n) * eps.
     cutoff = rcond if rcond is not None else (rtol if rtol is not None else 1e-15)
@@ -125,6 +130,7 @@ MEANINGS: dict[Callable, Meaning] = {
     np.linalg.cholesky: Meaning(jax=_cholesky),
     np.linalg.eigh: Meaning(jax=_eigh),
     np.linalg.eigvalsh: Meaning(jax=_eigvalsh),
+    np.clip: Meaning(jax=_clip, real_only="JAX's clip refuses complex input"),  # a_min/a_max
     np.take: Meaning(jax=_take),  # out-of-bounds mode: NumPy "raise" has no JAX spelling
     np.linalg.pinv: Meaning(jax=_pinv),  # different default cutoff for small singular values
     operator.getitem: Meaning(jax=_getitem, prepare=_traceable_index),
@@ -146,7 +152,7 @@ MEANINGS: dict[Callable, Meaning] = {
     # NumPy 2's sign of complex z is z/|z|, smooth away from 0; JAX differentiates it as a step.
     np.sign: Meaning(real_only="JAX's derivative of sign is zero, NumPy's complex sign is z/|z|"),
     **{f: Meaning(real_only=f"JAX's {f.__name__} refuses complex input") for f in (
-        np.clip, np.median, np.nanmedian, scipy.special.dawsn, scipy.special.erf,
+        np.median, np.nanmedian, scipy.special.dawsn, scipy.special.erf,
         scipy.special.erfc, scipy.special.exp1, scipy.special.expi, scipy.special.fresnel,
         scipy.special.hyp1f1, scipy.special.hyp2f1, scipy.special.log_ndtr,
         scipy.special.loggamma, scipy.special.ndtr, scipy.special.psi, scipy.special.sici)},
