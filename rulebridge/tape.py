@@ -20,6 +20,7 @@ from .signature import format_spec, signature_of, spec_of
 
 _ndarray = np.ndarray
 _INEXACT = frozenset("fc")
+_FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
 NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 
@@ -52,6 +53,9 @@ class Tape:
             registry = _debug.CheckingRegistry(registry)
         self.registry = registry
         self.rules: dict = registry.cache(source)
+        # The same rules under a flat key that is cheaper to build and hash than a signature
+        # (see `record`). Per tape, so the registry's caches stay the one thing to invalidate.
+        self._rules_by_key: dict = {}
         self.n_vars = 0
         self.inputs: list[int] = []  # variables of the traced arguments, in order
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
@@ -84,26 +88,49 @@ class Tape:
     def record(self, function: Callable, args: tuple, kwargs: dict):
         """Run `function(*args, **kwargs)` where some args are boxes of this tape; record it."""
         Traced = self._box
-        values = []
-        inputs = []
-        for a in args:
-            if type(a) is Traced:
-                if a._tape is not self:
-                    raise _foreign_box(function)
-                values.append(a._value)
-                inputs.append(a._var)
-            elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
-                items, item_vars = self._unbox_sequence(function, a)
-                values.append(type(a)(items))
-                inputs.append(item_vars)
+        # Unbox, and spell the signature as a flat key for this tape's own rule cache: an exact
+        # ndarray adds (dtype, ndim), a Python scalar its type. Anything else (a sequence of
+        # boxes, an index, a subclass) leaves `key` None and takes the registry's spelling.
+        if len(args) == 1 and type(args[0]) is Traced:  # x = f(x): most ops
+            box = args[0]
+            if box._tape is not self:
+                raise _foreign_box(function)
+            value = box._value
+            values = (value,)
+            inputs = (box._var,)
+            if type(value) is _ndarray:
+                key = (function, value.dtype, value.ndim)
             else:
+                key = (function, type(value)) if type(value) in _FLAT_SCALARS else None
+        else:
+            values = []
+            inputs = []
+            key = (function,)
+            for a in args:
+                if type(a) is Traced:
+                    if a._tape is not self:
+                        raise _foreign_box(function)
+                    inputs.append(a._var)
+                    a = a._value
+                elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
+                    items, item_vars = self._unbox_sequence(function, a)
+                    a = type(a)(items)
+                    inputs.append(item_vars)
+                else:
+                    inputs.append(None)
                 values.append(a)
-                inputs.append(None)
-        values = tuple(values)
-        key = (function, signature_of(values))
-        rule = self.rules.get(key)
+                if key is not None:
+                    if type(a) is _ndarray:
+                        key += (a.dtype, a.ndim)
+                    elif type(a) in _FLAT_SCALARS:
+                        key += (type(a),)
+                    else:
+                        key = None
+            values = tuple(values)
+            inputs = tuple(inputs)
+        rule = self._rules_by_key.get(key)
         if rule is None:
-            rule = self._lookup(function, key[1])
+            rule = self._rule_for(function, values, key)
         if not kwargs:
             kwargs = NO_KWARGS  # one shared empty mapping, not a dict per op
         result = rule.forward(values, kwargs)
@@ -116,13 +143,22 @@ class Tape:
                 return out
             var = self.n_vars
             self.n_vars = var + 1
-            inputs = tuple(inputs)
             ops = self.ops
             if len(inputs) == 1 and ops and ops[-1].outputs == inputs:
                 inputs = ops[-1].outputs  # `x = f(x)`: share the previous op's (var,) tuple
             ops.append(Op(rule, values, kwargs, inputs, (var,), None, residuals))
             return Traced(out, var, self)
-        return self._record_multi(rule, values, kwargs, tuple(inputs), out, residuals)
+        return self._record_multi(rule, values, kwargs, inputs, out, residuals)
+
+    def _rule_for(self, function: Callable, values: tuple, key) -> Any:
+        """The rule for a signature this tape has not seen under `key` (None: no flat key)."""
+        signature = signature_of(values)
+        rule = self.rules.get((function, signature))
+        if rule is None:
+            rule = self._lookup(function, signature)
+        if key is not None:
+            self._rules_by_key[key] = rule
+        return rule
 
     def _lookup(self, function: Callable, signature) -> Any:
         """A rule the cache did not have: the engine's own (buffer allocation, the write; see

@@ -68,12 +68,14 @@ class AutogradAdapter(rulebridge.Adapter):
         return self._rule(function, signature, Entry(function, equivalent, kind))
 
 
+_ndarray = np.ndarray
 _NO_KWARGS: dict = {}  # only ever unpacked (**kwargs), never written
 
 
 def _forward_of(function: Callable):
     def forward(args, kwargs):
-        out = function(*args, **kwargs)
+        # The engine's empty kwargs is a read-only mapping, which `**` would copy into a dict.
+        out = function(*args, **kwargs) if kwargs else function(*args)
         # None, not an empty mapping, for a call without keywords: a tuple of arrays, tuples and
         # None is untracked by the garbage collector, so a collection traverses one object per
         # op (the Op) instead of two, which keeps per-op time flat on long tapes.
@@ -115,11 +117,19 @@ def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable
 
     def pullback(residuals, g, argnums):
         out, args, kwargs = residuals
-        kwargs = kwargs or _NO_KWARGS
         if type(g) is tuple:
             g = _zeros_for_missing(g, out)
         if len(argnums) == 1:
-            return (cotangent(argnums[0], g, out, args, kwargs),)
+            i = argnums[0]
+            maker = makers.get(i)
+            if kwargs is None and maker is not None:  # the common case, spelled out: no frames
+                ct = maker(out, *args)(g)
+                primal = args[i]
+                if type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype:
+                    return (ct,)
+                return (conform(ct, primal),)
+            return (cotangent(i, g, out, args, kwargs or _NO_KWARGS),)
+        kwargs = kwargs or _NO_KWARGS
         return tuple(cotangent(i, g, out, args, kwargs) for i in argnums)
 
     return pullback

@@ -14,18 +14,16 @@ import types
 from typing import Callable
 
 
-class RawNamespace:
-    """`autograd.numpy` with every primitive replaced by the function it wraps."""
-
-    def __init__(self, namespace) -> None:
-        self._namespace = namespace
-
-    def __getattr__(self, name: str):
-        value = getattr(self._namespace, name)
+def raw_namespace(namespace: types.ModuleType) -> types.ModuleType:
+    """A copy of the module `namespace` (`autograd.numpy`) with every primitive replaced by the
+    function it wraps. A module, not an object with `__getattr__`: attribute reads on a module are
+    the cheapest Python has, and a pullback makes several."""
+    raw = types.ModuleType(namespace.__name__ + "[raw]")
+    for name, value in vars(namespace).items():
         if getattr(value, "_is_autograd_primitive", False):
             value = value.fun
-        setattr(self, name, value)  # looked up once per name
-        return value
+        setattr(raw, name, value)
+    return raw
 
 
 def per_argnum_makers(vjp_maker: Callable) -> dict[int, Callable] | None:
@@ -43,14 +41,19 @@ _raw_globals: dict[int, dict] = {}  # id(module globals) -> the copy with a raw 
 
 def _unboxed(maker: Callable) -> Callable:
     import autograd.numpy as anp
+    from autograd.numpy import numpy_wrapper
 
     module_globals = getattr(maker, "__globals__", None)
-    if module_globals is None or module_globals.get("anp") is not anp:
+    if module_globals is None:
+        return maker
+    # numpy_vjps.py imports the wrapper module as `anp`, the scipy VJPs import autograd.numpy.
+    namespace = module_globals.get("anp")
+    if namespace is not anp and namespace is not numpy_wrapper:
         return maker
     raw = _raw_globals.get(id(module_globals))
     if raw is None:
         raw = dict(module_globals)
-        raw["anp"] = RawNamespace(anp)
+        raw["anp"] = raw_namespace(namespace)
         raw = _raw_globals.setdefault(id(module_globals), raw)
     unboxed = types.FunctionType(maker.__code__, raw, maker.__name__, maker.__defaults__,
                                  maker.__closure__)
