@@ -3,11 +3,13 @@
 Each row is the median gradient time divided by the median primal time (NumPy's own forward of
 the same function), for rulebridge (one column per installed source), autograd (where the code
 is expressible in it), jax.grad without jit, and jax.jit(jax.grad) after compilation, whose
-compile time is reported separately. All columns come from one run on one machine.
+compile time is reported separately. All columns come from one run on one machine, and a row's
+primal and gradients are sampled round-robin, so a noisy phase slows them all alike.
 
     python benchmarks/suite.py                       # every row
     python benchmarks/suite.py --only kron_sum gp_lml --json suite.json
     python benchmarks/suite.py --no-jax              # rulebridge and autograd only
+    OPENBLAS_NUM_THREADS=2 python benchmarks/suite.py  # BLAS threads other than the default 1
 
 Targets (issue 6): rulebridge below autograd on every row; <= 3x primal on kron_sum,
 kron_view_sum, simple_mlp and gp_lml; <= 25x primal on the element-by-element loop rows.
@@ -21,11 +23,19 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
+# BLAS gets one thread unless the caller chose otherwise (before NumPy loads it). OpenBLAS's idle
+# workers spin, and process time counts the spinning: on a shared 2-core machine gp_lml's primal
+# read 14 ms of CPU instead of 1.2 ms, and every ratio measured that noise, not the frameworks.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+if __name__ == "__main__":
+    for _variable in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
-from timing import (add_clock_option, jax_available, median_seconds,  # noqa: E402
+from timing import (add_clock_option, interleaved_medians, jax_available,  # noqa: E402
                     now, rulebridge_sources, table, use_clock, write_json)
 
 
@@ -144,11 +154,14 @@ def jax_gradient(case: Case, args: tuple):
 
 
 def run_case(case: Case, sources, use_jax: bool, repeats: int) -> dict:
+    """Check every framework's gradient against the first one's, then time the primal and every
+    gradient round-robin, so that a noisy phase of the machine slows them all alike."""
     args = case.make_args(np.random.default_rng(0))
-    row: dict = {"primal_s": median_seconds(lambda: case.function(np, *args), repeats)}
+    row: dict = {}
+    runs: dict[str, Callable[[], object]] = {"primal": lambda: case.function(np, *args)}
     reference = None
 
-    def ratio(key, g, call_args):
+    def contestant(key, g, call_args):
         nonlocal reference
         try:
             value = g(*call_args)
@@ -164,7 +177,7 @@ def run_case(case: Case, sources, use_jax: bool, repeats: int) -> dict:
             for r, v in zip(reference, value):
                 np.testing.assert_allclose(np.asarray(v), r, rtol=1e-6, atol=1e-9,
                                            err_msg=f"{case.name}: {key} disagrees")
-        row[key] = median_seconds(lambda: g(*call_args), repeats) / row["primal_s"]
+        runs[key] = lambda: g(*call_args)
 
     if use_jax:
         import jax
@@ -173,23 +186,19 @@ def run_case(case: Case, sources, use_jax: bool, repeats: int) -> dict:
         jax.config.update("jax_enable_x64", True)
         jargs = tuple(jnp.asarray(a) for a in args)
         g = jax_gradient(case, args)
-        ratio("jax.grad", g, jargs)
+        contestant("jax.grad", g, jargs)
         jitted = jax.jit(g)
         start = now()
         compiled = jitted.lower(*jargs).compile()
         row["jax.jit compile_s"] = now() - start
-        ratio("jax.jit(grad)", lambda *a: jax.block_until_ready(compiled(*a)), jargs)
+        contestant("jax.jit(grad)", lambda *a: jax.block_until_ready(compiled(*a)), jargs)
     if case.autograd:
-        ratio("autograd", autograd_gradient(case, args), args)
+        contestant("autograd", autograd_gradient(case, args), args)
     for source in sources:
-        ratio(f"rulebridge[{source}]", rulebridge_gradient(case, args, source), args)
-    # A loaded machine can slow one primal sample set; time it again and keep the smaller median.
-    primal_again = median_seconds(lambda: case.function(np, *args), repeats)
-    if primal_again < row["primal_s"]:
-        for key, value in row.items():
-            if isinstance(value, float) and key not in ("primal_s", "jax.jit compile_s"):
-                row[key] = value * row["primal_s"] / primal_again
-        row["primal_s"] = primal_again
+        contestant(f"rulebridge[{source}]", rulebridge_gradient(case, args, source), args)
+    seconds = interleaved_medians(runs, repeats)
+    row["primal_s"] = seconds.pop("primal")
+    row.update((key, value / row["primal_s"]) for key, value in seconds.items())
     return row
 
 
@@ -207,8 +216,10 @@ def main(argv=None) -> int:
     sources = rulebridge_sources()
     use_jax = jax_available() and not args.no_jax
     cases = [c for c in CASES if not args.only or c.name in args.only]
-    print(f"numpy {np.__version__}; rulebridge sources: {', '.join(sources) or 'none'}; "
-          f"gradient time / primal time, medians of {args.repeats} samples of {args.clock} time")
+    blas = ", ".join(f"{v}={os.environ[v]}" for v in BLAS_THREAD_VARIABLES if v in os.environ)
+    print(f"numpy {np.__version__} ({blas or 'BLAS threads: default'}); rulebridge sources: "
+          f"{', '.join(sources) or 'none'}; gradient time / primal time, medians of "
+          f"{args.repeats} samples of {args.clock} time, sampled round-robin")
     results = {}
     for case in cases:
         print(f"  {case.name} ...", flush=True)

@@ -41,7 +41,31 @@ def median_seconds(run: Callable[[], object], repeats: int = 7, min_seconds: flo
     """Median time of one `run()` on the chosen clock. Each sample repeats `run` enough times to
     last at least `min_seconds`, so sub-microsecond calls are not lost in the timer's resolution.
     The garbage collector stays on (users pay for it too) but is emptied between samples."""
-    run()  # warm up: rule lookup, caches, first-call imports
+    return interleaved_medians({"run": run}, repeats, min_seconds)["run"]
+
+
+def interleaved_medians(runs: dict[str, Callable[[], object]], repeats: int = 7,
+                        min_seconds: float = 0.02) -> dict[str, float]:
+    """Median time of one call of each contestant, sampled round-robin (A, B, C, A, B, C, ...)
+    after calibrating each one's loop count alone: a noisy phase of a shared machine then slows
+    every contestant alike instead of whichever happened to be running, so ratios between them
+    are steadier than ratios of medians taken one contestant after another."""
+    alone = len(runs) == 1  # then the last calibration pass is already a sample (saves a run)
+    loops = {}
+    samples: dict[str, list[float]] = {}
+    for name, run in runs.items():
+        loops[name], calibration = _calibrate(run, min_seconds)
+        samples[name] = [calibration] if alone else []
+    for _ in range(repeats - alone):
+        for name, run in runs.items():
+            samples[name].append(_sample(run, loops[name]))
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _calibrate(run: Callable[[], object], min_seconds: float) -> tuple[int, float]:
+    """(loops, seconds per call): enough loops of `run` to last `min_seconds`, after a warm-up
+    call (rule lookup, caches, first-call imports), and the time of the last pass."""
+    run()
     loops = 1
     while True:
         start = _clock()
@@ -49,16 +73,16 @@ def median_seconds(run: Callable[[], object], repeats: int = 7, min_seconds: flo
             run()
         elapsed = _clock() - start
         if elapsed >= min_seconds:
-            break
+            return loops, elapsed / loops
         loops *= 2 if elapsed == 0 else max(2, min(10, int(min_seconds / elapsed) + 1))
-    samples = [elapsed / loops]
-    for _ in range(repeats - 1):
-        gc.collect()
-        start = _clock()
-        for _ in range(loops):
-            run()
-        samples.append((_clock() - start) / loops)
-    return statistics.median(samples)
+
+
+def _sample(run: Callable[[], object], loops: int) -> float:
+    gc.collect()
+    start = _clock()
+    for _ in range(loops):
+        run()
+    return (_clock() - start) / loops
 
 
 def rulebridge_sources() -> list[str]:
