@@ -10,7 +10,7 @@ from .api import grad, trace, value_and_grad, vjp
 from .errors import (AdapterError, Declined, MutationError, NestedDifferentiationError,
                      NoRuleError, RulebridgeError, RuleContractError, TracingError)
 from .registry import REGISTRY
-from .rule import Rule, SparseCotangent, function_name
+from .rule import CallForward, Rule, SparseCotangent, function_name
 from .signature import Signature, SpecInfo, format_signature, format_spec, signature_of, spec_of
 from .tape import Op, Tape
 from .traced import Traced
@@ -46,8 +46,8 @@ def lookup(function: Callable, signature: Signature, source: str | None = None) 
 
 
 __all__ = [
-    "Adapter", "AdapterError", "AdapterInfo", "Declined", "ENTRY_POINT_GROUP", "MutationError",
-    "NestedDifferentiationError", "NoRuleError", "Op", "Rule", "RuleContractError",
+    "Adapter", "AdapterError", "AdapterInfo", "CallForward", "Declined", "ENTRY_POINT_GROUP",
+    "MutationError", "NestedDifferentiationError", "NoRuleError", "Op", "Rule", "RuleContractError",
     "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape", "Traced", "TracingError",
     "adapters", "format_signature", "format_spec", "function_name", "grad", "lookup", "prefer",
     "register_adapter", "rules", "signature_of", "spec_of", "trace", "value_and_grad", "vjp",

@@ -41,46 +41,59 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
             if all(item is None for item in g):
                 continue
         inputs = op.inputs
-        if len(inputs) == 1 and inputs[0] is not None:
-            argnums = _FIRST  # most ops: one traced argument
+        rule = op.rule
+        if len(inputs) == 1 and type(inputs[0]) is int:
+            argnums = _FIRST  # most ops: one traced array argument
         else:
             argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
         try:
-            rule = op.rule
             in_cts = (rule.sparse_pullback or rule.pullback)(op.residuals, g, argnums)
         except RuleContractError:
             raise  # already names the rule (debug mode's checks)
         except Exception as exc:
             raise RuleContractError(
-                f"the pullback of the {op.rule.source} rule for {_where(op)} raised "
+                f"the pullback of the {rule.source} rule for {_where(op)} raised "
                 f"{type(exc).__name__}: {exc}") from exc
-        if (type(in_cts) is not tuple and type(in_cts) is not list) or len(in_cts) != len(argnums):
-            got = (f"{len(in_cts)} cotangent(s)" if type(in_cts) in (tuple, list)
-                   else f"a {type(in_cts).__name__} (not a tuple of cotangents)")
-            raise RuleContractError(
-                f"the {op.rule.source} rule for {_where(op)} returned {got} for "
-                f"{len(argnums)} traced argument(s) {argnums}")
-        args = op.args
-        for i, ct in zip(argnums, in_cts):
-            if ct is None:
-                continue
-            var = inputs[i]
-            if type(var) is int:
-                primal = args[i]
-                # The contract check's common case inline; `_checked` does the rest (and raises).
-                if not (type(ct) is _ndarray and type(primal) is _ndarray
-                        and ct.dtype is primal.dtype and ct.shape == primal.shape):
-                    ct = _checked(ct, primal, op, i)
-                    if type(ct) is SparseCotangent:
-                        _add_sparse(cts, owned, var, ct, primal, op)
-                        continue
+        if argnums is _FIRST and type(in_cts) is tuple and len(in_cts) == 1:
+            # The common case inline: one dense cotangent of its argument's exact type.
+            ct = in_cts[0]
+            primal = op.args[0]
+            if (type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype
+                    and ct.shape == primal.shape):
+                var = inputs[0]
                 if var in cts:
                     _accumulate(cts, owned, var, ct)
                 else:
                     cts[var] = ct  # the first contribution, kept by reference
-            else:
-                _accumulate_sequence(cts, owned, var, ct, op, i)
+                continue
+        _distribute(cts, owned, op, argnums, in_cts)
     return cts
+
+
+def _distribute(cts, owned, op, argnums, in_cts) -> None:
+    """Check a pullback's cotangents against the contract and add each into its variable."""
+    if (type(in_cts) is not tuple and type(in_cts) is not list) or len(in_cts) != len(argnums):
+        got = (f"{len(in_cts)} cotangent(s)" if type(in_cts) in (tuple, list)
+               else f"a {type(in_cts).__name__} (not a tuple of cotangents)")
+        raise RuleContractError(
+            f"the {op.rule.source} rule for {_where(op)} returned {got} for "
+            f"{len(argnums)} traced argument(s) {argnums}")
+    inputs, args = op.inputs, op.args
+    for i, ct in zip(argnums, in_cts):
+        if ct is None:
+            continue
+        var = inputs[i]
+        if type(var) is int:
+            primal = args[i]
+            ct = _checked(ct, primal, op, i)
+            if type(ct) is SparseCotangent:
+                _add_sparse(cts, owned, var, ct, primal, op)
+            elif var in cts:
+                _accumulate(cts, owned, var, ct)
+            else:
+                cts[var] = ct
+        else:
+            _accumulate_sequence(cts, owned, var, ct, op, i)
 
 
 def _accumulate(cts, owned, var, ct):

@@ -15,7 +15,7 @@ import numpy as np
 from . import debugmode as _debug
 from .errors import NestedDifferentiationError, RuleContractError
 from .registry import REGISTRY, Registry
-from .rule import function_name
+from .rule import CallForward, function_name
 from .signature import format_spec, signature_of, spec_of
 
 _ndarray = np.ndarray
@@ -131,13 +131,23 @@ class Tape:
         rule = self._rules_by_key.get(key)
         if rule is None:
             rule = self._rule_for(function, values, key)
-        if not kwargs:
-            kwargs = NO_KWARGS  # one shared empty mapping, not a dict per op
-        result = rule.forward(values, kwargs)
-        try:
-            out, residuals = result
-        except (TypeError, ValueError):  # not a pair: the rule, not NumPy, is at fault
-            raise _malformed_forward(rule, result) from None
+        forward = rule.forward
+        if type(forward) is CallForward:  # CallForward.__call__, inline
+            if kwargs:
+                out = forward.function(*values, **kwargs)
+                residuals = (out, values, kwargs)
+            else:
+                out = forward.function(*values)
+                residuals = (out, values, None)
+                kwargs = NO_KWARGS  # one shared empty mapping, not a dict per op
+        else:
+            if not kwargs:
+                kwargs = NO_KWARGS
+            result = forward(values, kwargs)
+            try:
+                out, residuals = result
+            except (TypeError, ValueError):  # not a pair: the rule, not NumPy, is at fault
+                raise _malformed_forward(rule, result) from None
         if type(out) is _ndarray or isinstance(out, np.generic):
             if out.dtype.kind not in _INEXACT:
                 return out

@@ -72,16 +72,10 @@ _ndarray = np.ndarray
 _NO_KWARGS: dict = {}  # only ever unpacked (**kwargs), never written
 
 
-def _forward_of(function: Callable):
-    def forward(args, kwargs):
-        # The engine's empty kwargs is a read-only mapping, which `**` would copy into a dict.
-        out = function(*args, **kwargs) if kwargs else function(*args)
-        # None, not an empty mapping, for a call without keywords: a tuple of arrays, tuples and
-        # None is untracked by the garbage collector, so a collection traverses one object per
-        # op (the Op) instead of two, which keeps per-op time flat on long tapes.
-        return out, (out, args, kwargs or None)
-
-    return forward
+def _forward_of(function: Callable) -> rulebridge.CallForward:
+    # NumPy's own function; the residuals (output, args, kwargs or None) are what the VJP makers
+    # take. The engine runs a CallForward inline.
+    return rulebridge.CallForward(function)
 
 
 def _primitive_rule(entry: Entry, conform=None):
