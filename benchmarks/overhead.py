@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
-from timing import (add_clock_option, jax_available, median_seconds,  # noqa: E402
-                    clock_name, now, rulebridge_sources, table, use_clock, write_json)
+from timing import (add_clock_option, clock_name, interleaved_medians,  # noqa: E402
+                    jax_available, now, rulebridge_sources, table, use_clock, write_json)
 
 X = np.linspace(0.1, 1.0, 10)
 
@@ -77,19 +77,24 @@ def per_op_table(sizes, sources, repeats, autograd_max):
     results = []
     for n in sizes:
         reps = repeats if n <= 10_000 else max(3, repeats // 2)
-        row = {"N": n}
-        row["numpy forward"] = median_seconds(lambda: numpy_forward(X, n), reps) / n * 1e6
-        row["hand-written"] = median_seconds(lambda: hand_written(X, n), reps) / n * 1e6
+        runs = {"numpy forward": lambda: numpy_forward(X, n),
+                "hand-written": lambda: hand_written(X, n)}
         if n <= autograd_max:
-            g = autograd.grad(chain(anp, n))
-            row["autograd"] = median_seconds(lambda: g(X), reps) / n * 1e6
+            runs["autograd"] = _called(autograd.grad(chain(anp, n)))
         for source in sources:
-            g = rb.grad(chain(np, n), source=source)
-            row[f"rulebridge[{source}]"] = median_seconds(lambda: g(X), reps) / n * 1e6
+            runs[f"rulebridge[{source}]"] = _called(rb.grad(chain(np, n), source=source))
+        row = {"N": n}
+        # Round-robin samples: a noisy phase of the machine slows every contestant alike.
+        row.update((name, seconds / n * 1e6)
+                   for name, seconds in interleaved_medians(runs, reps).items())
         results.append(row)
         print(f"  N={n:>9,}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items() if k != "N"),
               flush=True)
     return results
+
+
+def _called(gradient):
+    return lambda: gradient(X)
 
 
 def bytes_per_op(source: str | None, n: int = 20_000) -> float:

@@ -18,6 +18,7 @@ from . import inplace
 from .errors import TracingError
 from .mutation import setitem
 from .signature import format_spec, spec_of
+from .tape import NO_KWARGS
 
 
 class Traced:
@@ -150,13 +151,28 @@ def _method(function):
     return method
 
 
+# Operands for which `x * y` may go straight to the tape: NumPy's dispatch would hand the ufunc
+# call to `Traced.__array_ufunc__` with the same arguments (it costs as much as the ufunc on small
+# arrays). Any other operand, which may have its own __array_ufunc__, goes through NumPy.
+_DIRECT_OPERANDS = frozenset((Traced, np.ndarray, float, int, bool, complex, np.float64,
+                              np.float32, np.complex128))
+
+
 def _binary(function, reflected=False):
     if reflected:
         def op(self, other):
-            return _python_number_if_python(function(other, self), self, other)
+            if type(other) in _DIRECT_OPERANDS:
+                out = self._tape.record(function, (other, self), NO_KWARGS)
+            else:
+                out = function(other, self)
+            return _python_number_if_python(out, self, other)
     else:
         def op(self, other):
-            return _python_number_if_python(function(self, other), self, other)
+            if type(other) in _DIRECT_OPERANDS:
+                out = self._tape.record(function, (self, other), NO_KWARGS)
+            else:
+                out = function(self, other)
+            return _python_number_if_python(out, self, other)
     return op
 
 
