@@ -47,6 +47,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, *,
         if tape.mutation is not None:
             tape.mutation.check_result(result)
         value = _scalar_output(f, result, tape)
+        tape.shed_large_values()
         seeds = {}
         if type(result) is Traced:
             seeds[result._var] = _one_like(value)
@@ -63,6 +64,7 @@ def vjp(f: Callable, *args: Any, source: str | None = None):
     argument (None for an argument that is not a float or complex array or scalar)."""
     tape, boxed_args, result = _run_traced(f, args, source)
     y = _unbox(result, tape)
+    tape.shed_large_values()
 
     def pullback(ybar):
         seeds: dict[int, Any] = {}

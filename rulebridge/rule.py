@@ -58,10 +58,16 @@ class CallForward:
     the same. A wrapper that replaces a rule's forward by its own function (debug mode,
     check-on-first-use) is simply not a `CallForward`, so nothing is ever skipped."""
 
-    __slots__ = ("function",)
+    __slots__ = ("function", "compact")
 
-    def __init__(self, function: Callable) -> None:
+    def __init__(self, function: Callable,
+                 compact: "Callable[[tuple, tuple], Any] | None" = None) -> None:
         self.function = function
+        # Optional `compact(residuals, argnums) -> residuals`, which the engine calls once the
+        # forward pass is over on each op holding a large array (output or argument): the new
+        # residuals keep only what the pullback of those traced arguments needs, and the rule's
+        # pullback must accept them as well as the plain ones.
+        self.compact = compact
 
     def __call__(self, args: tuple, kwargs) -> "tuple[Any, tuple]":
         out = self.function(*args, **kwargs) if kwargs else self.function(*args)

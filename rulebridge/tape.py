@@ -20,6 +20,7 @@ from .signature import format_spec, signature_of, spec_of
 
 _ndarray = np.ndarray
 _INEXACT = frozenset("fc")
+_LARGE_BYTES = 1 << 16  # below this, keeping an array costs less than shedding it
 _FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
 NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
@@ -225,6 +226,34 @@ class Tape:
         Shadowing `record` on the instance keeps the hot path free of a check."""
         self.record = _record_escaped
 
+    def shed_large_values(self) -> None:
+        """Before a sweep: keep a large array alive only where a pullback needs it. An op's
+        traced arguments become stand-ins of the same shape and dtype (all the sweep reads of
+        them), and a `CallForward` rule may compact its residuals (`compact`). Holding every
+        large intermediate raised the peak memory of a gradient above autograd's, which cost page
+        faults and cache misses on each call (issue 6's kron rows). A tape that wrote into arrays
+        is left as it is: its sweep restores overwritten values, which a VJP made now, at the end
+        of the forward, could read before they are restored."""
+        if self.mutation is not None:
+            return
+        for op in self.ops:
+            for value in op.args:
+                if type(value) is _ndarray and value.nbytes >= _LARGE_BYTES:
+                    break
+            else:
+                out = op.residuals[0] if type(op.rule.forward) is CallForward else None
+                if type(out) is not _ndarray or out.nbytes < _LARGE_BYTES:
+                    continue
+            if type(op) is not Op:
+                continue
+            forward = op.rule.forward
+            if type(forward) is CallForward and forward.compact is not None:
+                argnums = tuple(i for i, v in enumerate(op.inputs) if v is not None)
+                op.residuals = forward.compact(op.residuals, argnums)
+            op.args = tuple(_stand_in(value) if type(var) is int and type(value) is _ndarray
+                            and value.nbytes >= _LARGE_BYTES else value
+                            for value, var in zip(op.args, op.inputs))
+
     # -- editing -------------------------------------------------------------------------------
 
     def replace(self, index: int, op: Op) -> None:
@@ -271,6 +300,11 @@ class Tape:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _stand_in(array: np.ndarray) -> np.ndarray:
+    """A read-only array of `array`'s shape and dtype that owns one element."""
+    return np.broadcast_to(np.zeros((), array.dtype), array.shape)
 
 
 def format_op(op: Op) -> str:

@@ -85,7 +85,8 @@ def _primitive_rule(entry: Entry, conform=None):
     conform = conform or _conform
     makers = per_argnum_makers(vjp_maker)
     if makers is not None:
-        return _forward_of(entry.function), _unboxed_pullback(entry, makers, conform)
+        forward = rulebridge.CallForward(entry.function, compact=_compactor(makers))
+        return forward, _unboxed_pullback(entry, makers, conform)
 
     def pullback(residuals, g, argnums):
         out, args, kwargs = residuals
@@ -110,6 +111,8 @@ def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable
         return conform(maker(out, *args, **kwargs)(g), args[i])
 
     def pullback(residuals, g, argnums):
+        if type(residuals) is _MadeVJPs:
+            return residuals.cotangents(g, argnums, conform)
         out, args, kwargs = residuals
         if type(g) is tuple:
             g = _zeros_for_missing(g, out)
@@ -117,7 +120,13 @@ def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable
             i = argnums[0]
             maker = makers.get(i)
             if kwargs is None and maker is not None:  # the common case, spelled out: no frames
-                ct = maker(out, *args)(g)
+                # Positional calls: a *args call costs as much as the VJP closure itself.
+                if len(args) == 1:
+                    ct = maker(out, args[0])(g)
+                elif len(args) == 2:
+                    ct = maker(out, args[0], args[1])(g)
+                else:
+                    ct = maker(out, *args)(g)
                 primal = args[i]
                 if type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype:
                     return (ct,)
@@ -127,6 +136,56 @@ def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable
         return tuple(cotangent(i, g, out, args, kwargs) for i in argnums)
 
     return pullback
+
+
+def _compactor(makers: dict) -> Callable:
+    """`CallForward.compact` for per-argument makers: make each traced argument's VJP now, as
+    autograd does during its forward, so the op keeps only what that VJP captures (kron's keeps
+    neither its output nor the factors' values, sum's only a shape)."""
+    def compact(residuals, argnums):
+        out, args, kwargs = residuals
+        kwargs = kwargs or _NO_KWARGS
+        vjps = {}
+        for i in argnums:
+            maker = makers.get(i)
+            primal = args[i]
+            if type(primal) is _ndarray:
+                target = primal.dtype
+            elif type(primal) is float or type(primal) is complex or isinstance(primal, np.inexact):
+                target = primal
+            else:  # a sequence, or an argument autograd has no VJP for: stay as recorded
+                return residuals
+            if maker is None or (type(target) is np.dtype and target.kind not in "fc"):
+                return residuals
+            try:
+                vjps[i] = (maker(out, *args, **kwargs), target)
+            except Exception:  # stay as recorded: the sweep reports it, naming the rule
+                return residuals
+        return _MadeVJPs(vjps, None if type(out) is _ndarray else out)
+
+    return compact
+
+
+class _MadeVJPs:
+    """An op's residuals after `compact`: each traced argument's VJP, made."""
+
+    __slots__ = ("vjps", "outputs")
+
+    def __init__(self, vjps: dict, outputs) -> None:
+        self.vjps = vjps
+        self.outputs = outputs  # kept only for a function of several outputs
+
+    def cotangents(self, g, argnums, conform) -> tuple:
+        if type(g) is tuple:
+            g = _zeros_for_missing(g, self.outputs)
+        cts = []
+        for i in argnums:
+            vjp, target = self.vjps[i]
+            ct = vjp(g)
+            if not (type(ct) is _ndarray and ct.dtype is target):
+                ct = conform(ct, np.zeros((), target) if type(target) is np.dtype else target)
+            cts.append(ct)
+        return tuple(cts)
 
 
 def _nograd_rule(entry: Entry):
