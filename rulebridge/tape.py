@@ -67,6 +67,7 @@ class Tape:
         # Set by the first in-place write (rulebridge/mutation.py), which also shadows `record`
         # on this instance with a checking version: call it as `tape.record(...)`.
         self.mutation = None
+        self.holds_large = False  # an input or an op's output of _LARGE_BYTES or more
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -82,6 +83,8 @@ class Tape:
         var = self.new_var()
         self.inputs.append(var)
         self.values[var] = value
+        if getattr(value, "nbytes", 0) >= _LARGE_BYTES:
+            self.holds_large = True
         return Traced(value, var, self)
 
     # -- recording (the hot path) -------------------------------------------------------------
@@ -158,6 +161,8 @@ class Tape:
             if len(inputs) == 1 and ops and ops[-1].outputs == inputs:
                 inputs = ops[-1].outputs  # `x = f(x)`: share the previous op's (var,) tuple
             ops.append(Op(rule, values, kwargs, inputs, (var,), None, residuals))
+            if out.nbytes >= _LARGE_BYTES:
+                self.holds_large = True  # see shed_large_values
             return Traced(out, var, self)
         return self._record_multi(rule, values, kwargs, inputs, out, residuals)
 
@@ -194,6 +199,8 @@ class Tape:
         outputs, boxed = [], []
         for item in out:
             if _is_inexact(item):
+                if getattr(item, "nbytes", 0) >= _LARGE_BYTES:
+                    self.holds_large = True
                 var = self.new_var()
                 outputs.append(var)
                 boxed.append(Traced(item, var, self))
@@ -234,7 +241,7 @@ class Tape:
         faults and cache misses on each call (issue 6's kron rows). A tape that wrote into arrays
         is left as it is: its sweep restores overwritten values, which a VJP made now, at the end
         of the forward, could read before they are restored."""
-        if self.mutation is not None:
+        if self.mutation is not None or not self.holds_large:
             return
         for op in self.ops:
             for value in op.args:
