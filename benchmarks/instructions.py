@@ -1,0 +1,84 @@
+"""Instructions per op of the sin/tanh chain's gradient, counted by valgrind: a figure this
+machine's noise cannot move, to read beside overhead.py's timings.
+
+Each contestant runs in its own process under `valgrind --tool=callgrind` at N and 2N ops; the
+difference of the two totals, divided by N and by the number of gradients, is what one op costs
+(imports, rule lookups and start-up cancel out). Needs valgrind on PATH.
+
+    python benchmarks/instructions.py              # N = 1000
+    python benchmarks/instructions.py --n 2000 --sources autograd jax
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overhead import X, chain, hand_written  # noqa: E402
+from timing import table  # noqa: E402
+
+GRADIENTS = 3  # per process, after one warm-up gradient
+
+
+def run_contestant(name: str, n: int) -> None:
+    """The body a valgrind child runs: one warm-up gradient, then GRADIENTS more."""
+    if name == "hand-written":
+        gradient = lambda: hand_written(X, n)  # noqa: E731
+    elif name == "autograd":
+        import autograd
+        import autograd.numpy as anp
+
+        g = autograd.grad(chain(anp, n))
+        gradient = lambda: g(X)  # noqa: E731
+    else:
+        import rulebridge as rb
+
+        g = rb.grad(chain(np, n), source=name.removeprefix("rulebridge[").removesuffix("]"))
+        gradient = lambda: g(X)  # noqa: E731
+    for _ in range(GRADIENTS + 1):
+        gradient()
+
+
+def instructions(name: str, n: int) -> int:
+    result = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+         os.path.abspath(__file__), "--child", name, "--n", str(n)],
+        capture_output=True, text=True, check=True)
+    match = re.search(r"Collected : (\d+)", result.stderr)
+    if match is None:
+        raise RuntimeError(f"valgrind printed no instruction count for {name}:\n{result.stderr}")
+    return int(match.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--sources", nargs="+", default=["autograd"])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        run_contestant(args.child, args.n)
+        return
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not on PATH (Debian: apt-get install valgrind)")
+    names = ["hand-written", "autograd"] + [f"rulebridge[{s}]" for s in args.sources]
+    per_op = {}
+    for name in names:
+        extra = instructions(name, 2 * args.n) - instructions(name, args.n)
+        per_op[name] = extra / args.n / (GRADIENTS + 1)
+        print(f"  {name}: {per_op[name]:,.0f} instructions per op", flush=True)
+    header = ["contestant", "instructions per op", "/ hand-written", "/ autograd"]
+    rows = [[name, f"{value:,.0f}", f"{value / per_op['hand-written']:.2f}x",
+             f"{value / per_op['autograd']:.2f}x"] for name, value in per_op.items()]
+    print(table(header, rows))
+
+
+if __name__ == "__main__":
+    main()
