@@ -243,7 +243,10 @@ class Tape:
         of the forward, could read before they are restored."""
         if self.mutation is not None or not self.holds_large:
             return
+        self.holds_large = False  # once: a second call finds nothing left to shed
         for op in self.ops:
+            if type(op) is not Op:
+                continue
             for value in op.args:
                 if type(value) is _ndarray and value.nbytes >= _LARGE_BYTES:
                     break
@@ -251,8 +254,6 @@ class Tape:
                 out = op.residuals[0] if type(op.rule.forward) is CallForward else None
                 if type(out) is not _ndarray or out.nbytes < _LARGE_BYTES:
                     continue
-            if type(op) is not Op:
-                continue
             forward = op.rule.forward
             if type(forward) is CallForward and forward.compact is not None:
                 argnums = tuple(i for i, v in enumerate(op.inputs) if v is not None)
