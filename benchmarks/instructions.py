@@ -50,7 +50,10 @@ def instructions(name: str, n: int) -> int:
     result = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
          os.path.abspath(__file__), "--child", name, "--n", str(n)],
-        capture_output=True, text=True, check=True)
+        capture_output=True, text=True, check=True,
+        # The same dict layouts in every child, and no idle BLAS workers spinning (they count).
+        env={**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1",
+             "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     match = re.search(r"Collected : (\d+)", result.stderr)
     if match is None:
         raise RuntimeError(f"valgrind printed no instruction count for {name}:\n{result.stderr}")

@@ -19,6 +19,7 @@ from .rule import CallForward, function_name
 from .signature import format_spec, signature_of, spec_of
 
 _ndarray = np.ndarray
+_new = object.__new__
 _INEXACT = frozenset("fc")
 _LARGE_BYTES = 1 << 16  # below this, keeping an array costs less than shedding it
 _FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
@@ -160,10 +161,17 @@ class Tape:
             ops = self.ops
             if len(inputs) == 1 and ops and ops[-1].outputs == inputs:
                 inputs = ops[-1].outputs  # `x = f(x)`: share the previous op's (var,) tuple
-            ops.append(Op(rule, values, kwargs, inputs, (var,), None, residuals))
+            # Op(...) and Traced(...) spelled as slot stores: a class call with a Python
+            # __init__ costs a frame more, about 1k instructions per object on this path.
+            op = _new(Op)
+            op.rule, op.args, op.kwargs, op.inputs = rule, values, kwargs, inputs
+            op.outputs, op.structure, op.residuals = (var,), None, residuals
+            ops.append(op)
             if out.nbytes >= _LARGE_BYTES:
                 self.holds_large = True  # see shed_large_values
-            return Traced(out, var, self)
+            box = _new(Traced)
+            box._value, box._var, box._tape = out, var, self
+            return box
         return self._record_multi(rule, values, kwargs, inputs, out, residuals)
 
     def _rule_for(self, function: Callable, values: tuple, key) -> Any:
