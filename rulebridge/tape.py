@@ -22,7 +22,8 @@ _ndarray = np.ndarray
 _new = object.__new__
 _INEXACT = frozenset("fc")
 _LARGE_BYTES = 1 << 16  # below this, keeping an array costs less than shedding it
-_FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
+# Scalar types a flat rule key spells by their type alone (see `record`).
+FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
 NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 
@@ -106,7 +107,7 @@ class Tape:
             if type(value) is _ndarray:
                 key = (function, value.dtype, value.ndim)
             else:
-                key = (function, type(value)) if type(value) in _FLAT_SCALARS else None
+                key = (function, type(value)) if type(value) in FLAT_SCALARS else None
         else:
             values = []
             inputs = []
@@ -127,7 +128,7 @@ class Tape:
                 if key is not None:
                     if type(a) is _ndarray:
                         key += (a.dtype, a.ndim)
-                    elif type(a) in _FLAT_SCALARS:
+                    elif type(a) in FLAT_SCALARS:
                         key += (type(a),)
                     else:
                         key = None
@@ -253,21 +254,13 @@ class Tape:
             return
         self.holds_large = False  # once: a second call finds nothing left to shed
         for op in self.ops:
-            if type(op) is not Op:
+            if type(op) is not Op or not _holds_large(op):
                 continue
-            for value in op.args:
-                if type(value) is _ndarray and value.nbytes >= _LARGE_BYTES:
-                    break
-            else:
-                out = op.residuals[0] if type(op.rule.forward) is CallForward else None
-                if type(out) is not _ndarray or out.nbytes < _LARGE_BYTES:
-                    continue
             forward = op.rule.forward
             if type(forward) is CallForward and forward.compact is not None:
                 argnums = tuple(i for i, v in enumerate(op.inputs) if v is not None)
                 op.residuals = forward.compact(op.residuals, argnums)
-            op.args = tuple(_stand_in(value) if type(var) is int and type(value) is _ndarray
-                            and value.nbytes >= _LARGE_BYTES else value
+            op.args = tuple(_stand_in(value) if type(var) is int and _is_large(value) else value
                             for value, var in zip(op.args, op.inputs))
 
     # -- editing -------------------------------------------------------------------------------
@@ -316,6 +309,16 @@ class Tape:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _is_large(x) -> bool:
+    return type(x) is _ndarray and x.nbytes >= _LARGE_BYTES
+
+
+def _holds_large(op: Op) -> bool:
+    """A large argument, or a large output kept in a CallForward's residuals `(out, args, kw)`."""
+    return any(_is_large(value) for value in op.args) or (
+        type(op.rule.forward) is CallForward and _is_large(op.residuals[0]))
 
 
 def _stand_in(array: np.ndarray) -> np.ndarray:

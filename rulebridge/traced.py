@@ -18,7 +18,7 @@ from . import inplace
 from .errors import TracingError
 from .mutation import setitem
 from .signature import format_spec, spec_of
-from .tape import NO_KWARGS
+from .tape import FLAT_SCALARS, NO_KWARGS
 
 
 class Traced:
@@ -154,8 +154,7 @@ def _method(function):
 # Operands for which `x * y` may go straight to the tape: NumPy's dispatch would hand the ufunc
 # call to `Traced.__array_ufunc__` with the same arguments (it costs as much as the ufunc on small
 # arrays). Any other operand, which may have its own __array_ufunc__, goes through NumPy.
-_DIRECT_OPERANDS = frozenset((Traced, np.ndarray, float, int, bool, complex, np.float64,
-                              np.float32, np.complex128))
+_DIRECT_OPERANDS = FLAT_SCALARS | {Traced, np.ndarray}
 
 
 def _binary(function, reflected=False):
