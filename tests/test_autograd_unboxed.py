@@ -65,3 +65,44 @@ def test_the_makers_run_without_autograds_boxing_layer(counterpart):
         namespace = maker.__globals__.get("anp")
         assert namespace is not anp and namespace is not numpy_wrapper
         assert namespace.cos is np.cos  # a raw NumPy ufunc, not autograd's wrapper
+
+
+# Each pullback below calls helpers defined in numpy_vjps.py (`unbroadcast_f`, `unbroadcast`,
+# `untake`) or autograd's notrace wrappers (`anp.ndim`, `anp.metadata`); none may fall back to
+# autograd's tracer, which searches every argument for boxes. (Composite rules such as np.where
+# run autograd's tracer by design.)
+PROGRAMS_THROUGH_HELPERS = {
+    "add with broadcasting": (lambda a, b: np.sum(a + b), (B, V[:3])),
+    "multiply": (lambda a, b: np.sum(a * b), (B, V[:3])),
+    "index reads in a loop": (lambda a: sum(a[i] for i in range(3)) + 0.0, (V,)),
+    "sum over an axis": (lambda a: np.sum(np.sum(a, axis=0) ** 2), (B,)),
+}
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS_THROUGH_HELPERS))
+def test_pullbacks_never_enter_autograds_tracer(name):
+    program, args = PROGRAMS_THROUGH_HELPERS[name]
+    out, pullback = rb.vjp(program, *args, source="autograd")
+    entered = _files_entered(lambda: pullback(np.ones_like(out)))
+    assert not [f for f in entered if f.endswith("autograd/tracer.py")]
+    # and the cotangents are still autograd's own
+    expected = autograd.grad(lambda xs: program(*xs))(list(args))
+    for mine, reference in zip(pullback(np.ones_like(out)), expected):
+        np.testing.assert_array_equal(mine, reference)
+
+
+def _files_entered(run) -> set:
+    import sys
+
+    entered = set()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            entered.add(frame.f_code.co_filename.replace("\\", "/"))
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return entered

@@ -1,61 +1,97 @@
 """autograd's VJP makers, run without autograd's boxing layer.
 
 A pullback never sees an autograd box, and an autograd primitive called without boxes does
-exactly `f_raw(*args, **kwargs)` (autograd/tracer.py, `primitive`). So a VJP maker whose global
-`anp` is swapped for a namespace of those raw functions computes the same arrays, bit for bit,
-without the search for boxes in every call it makes (about 1.5 us a pullback on small arrays).
+exactly `f_raw(*args, **kwargs)` (autograd/tracer.py, `primitive`). So a VJP maker whose
+globals (its `anp`, and the helpers it calls) are swapped for copies on those raw functions
+computes the same arrays, bit for bit, without the search for boxes in every call it makes
+(about 1.5 us a pullback on small arrays).
 Only makers registered with `defvjp` qualify: autograd keeps their per-argument makers in the
 `vjps_dict` closure cell of the `vjp_argnums` function it stores in `primitive_vjps`.
 """
 
 from __future__ import annotations
 
+import threading
 import types
 from typing import Callable
 
-
-def raw_namespace(namespace: types.ModuleType) -> types.ModuleType:
-    """A copy of the module `namespace` (`autograd.numpy`) with every primitive replaced by the
-    function it wraps. A module, not an object with `__getattr__`: attribute reads on a module are
-    the cheapest Python has, and a pullback makes several."""
-    raw = types.ModuleType(namespace.__name__ + "[raw]")
-    for name, value in vars(namespace).items():
-        if getattr(value, "_is_autograd_primitive", False):
-            value = value.fun
-        setattr(raw, name, value)
-    return raw
+# Modules whose functions a VJP maker may call: the makers themselves, their helpers
+# (`unbroadcast_f`, `repeat_to_match_shape`, ...) and the namespace (`anp.where` is a plain
+# function of autograd.numpy that calls a primitive).
+_RULE_MODULES = ("autograd.numpy", "autograd.scipy")
 
 
 def per_argnum_makers(vjp_maker: Callable) -> dict[int, Callable] | None:
     """`{argnum: maker}` with each maker running on raw NumPy functions, or None when
     `vjp_maker` was not registered through `defvjp` (then it is used as it is)."""
-    code = getattr(vjp_maker, "__code__", None)
-    if code is None or vjp_maker.__closure__ is None or "vjps_dict" not in code.co_freevars:
+    vjps_dict = _closure_cells(vjp_maker).get("vjps_dict")
+    if vjps_dict is None:
         return None
-    cells = dict(zip(code.co_freevars, vjp_maker.__closure__))
-    return {argnum: _unboxed(maker) for argnum, maker in cells["vjps_dict"].cell_contents.items()}
+    return {argnum: _RAW.function(maker) for argnum, maker in vjps_dict.items()}
 
 
-_raw_globals: dict[int, dict] = {}  # id(module globals) -> the copy with a raw `anp`
+class _RawCopies:
+    """Copies of autograd's rule modules that run on raw NumPy, each made once.
+
+    A copy of a module's globals holds, for each name: a primitive's raw function; a plain
+    function of a rule module rebound to that module's copy (so the helpers it calls are raw
+    too); a rule namespace (`anp`) as a raw module; anything else as it is. Without this a helper
+    such as `unbroadcast` searched for boxes in each NumPy call it made: about 6k instructions
+    in the pullback of `s + x[n]`."""
+
+    def __init__(self) -> None:
+        self._globals: dict[int, dict] = {}  # id(a module's globals) -> its raw copy
+        self._modules: dict[str, types.ModuleType] = {}
+        self._lock = threading.RLock()
+
+    def function(self, value):
+        if getattr(value, "_is_autograd_primitive", False):
+            return value.fun
+        if getattr(value, "_is_primitive", False):  # notrace_primitive keeps f_raw in its closure
+            return _closure_cells(value).get("f_raw", value)
+        if isinstance(value, types.FunctionType) and _is_rule_module(value.__globals__):
+            return _rebound(value, self._globals_copy(value.__globals__))
+        if isinstance(value, types.ModuleType) and _is_rule_module(vars(value)):
+            return self._module_copy(value)
+        return value
+
+    def _globals_copy(self, module_globals: dict) -> dict:
+        with self._lock:
+            raw = self._globals.get(id(module_globals))
+            if raw is None:
+                raw = self._globals[id(module_globals)] = {}  # first, for cyclic references
+                raw.update((name, self.function(value)) for name, value in module_globals.items())
+            return raw
+
+    def _module_copy(self, module: types.ModuleType) -> types.ModuleType:
+        # A module, not an object with `__getattr__`: attribute reads on a module are the
+        # cheapest Python has, and a pullback makes several.
+        with self._lock:
+            raw = self._modules.get(module.__name__)
+            if raw is None:
+                raw = self._modules[module.__name__] = types.ModuleType(module.__name__ + "[raw]")
+                for name, value in vars(module).items():
+                    setattr(raw, name, self.function(value))
+            return raw
 
 
-def _unboxed(maker: Callable) -> Callable:
-    import autograd.numpy as anp
-    from autograd.numpy import numpy_wrapper
+def _is_rule_module(module_globals: dict) -> bool:
+    name = module_globals.get("__name__")
+    return isinstance(name, str) and name.startswith(_RULE_MODULES)
 
-    module_globals = getattr(maker, "__globals__", None)
-    if module_globals is None:
-        return maker
-    # numpy_vjps.py imports the wrapper module as `anp`, the scipy VJPs import autograd.numpy.
-    namespace = module_globals.get("anp")
-    if namespace is not anp and namespace is not numpy_wrapper:
-        return maker
-    raw = _raw_globals.get(id(module_globals))
-    if raw is None:
-        raw = dict(module_globals)
-        raw["anp"] = raw_namespace(namespace)
-        raw = _raw_globals.setdefault(id(module_globals), raw)
-    unboxed = types.FunctionType(maker.__code__, raw, maker.__name__, maker.__defaults__,
-                                 maker.__closure__)
-    unboxed.__kwdefaults__ = maker.__kwdefaults__
-    return unboxed
+
+def _closure_cells(function) -> dict:
+    code = getattr(function, "__code__", None)
+    if code is None or not function.__closure__:
+        return {}
+    return {name: cell.cell_contents for name, cell in zip(code.co_freevars, function.__closure__)}
+
+
+def _rebound(function: types.FunctionType, new_globals: dict) -> types.FunctionType:
+    rebound = types.FunctionType(function.__code__, new_globals, function.__name__,
+                                 function.__defaults__, function.__closure__)
+    rebound.__kwdefaults__ = function.__kwdefaults__
+    return rebound
+
+
+_RAW = _RawCopies()
