@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Callable, Iterable
 
 import numpy as np
+from autograd.core import SparseObject
 
 import rulebridge
 from rulebridge import Declined, Rule, conform_cotangent, decline_unsupported, function_name
@@ -228,7 +229,7 @@ def _zeros_for_missing(g: tuple, out) -> tuple:
 def _sparse_or_conform(ct, primal):
     """autograd's SparseObject (the VJP of an index read) handed to the sweep as it is: densifying
     it costs the whole array per read, which makes a loop over x[i] quadratic."""
-    if hasattr(ct, "mut_add") and type(primal) is np.ndarray:
+    if type(ct) is SparseObject and type(primal) is np.ndarray:
         return rulebridge.SparseCotangent(ct.mut_add)
     return _conform(ct, primal)
 
@@ -238,7 +239,9 @@ def _conform(ct, primal):
         return ct  # the common case; the engine checks the shape
     if isinstance(primal, (list, tuple)):
         return [_conform(c, p) for c, p in zip(ct, primal)]
-    if hasattr(ct, "mut_add"):  # autograd's SparseObject (from indexing): make it dense
+    if type(ct) is SparseObject:  # from indexing: make it dense
+        # (A type test, not hasattr: a failed attribute read builds an AttributeError message,
+        # about 4k instructions, and most cotangents are not sparse.)
         ct = ct.mut_add(ct.vs.zeros())
     return conform_cotangent(ct, primal)
 
