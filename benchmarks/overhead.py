@@ -1,7 +1,10 @@
 """Per-op overhead of rulebridge against hand-written NumPy and autograd, measured in one run.
 
 A chain of N alternating sin/tanh ops on a 10-element float64 array, differentiated end to end
-(trace + reverse sweep). Prints microseconds per op (medians) and the ratios, the memory a tape
+(trace + reverse sweep). Prints microseconds per op (medians) and the ratios, including "autograd
+rules alone" (benchmarks/rules_floor.py: the chain's NumPy forwards and autograd's VJPs, made and
+called, with no tape or boxes: the floor under any engine using autograd's rules, so a ratio to
+autograd below its "rules alone / autograd" needs other rules), the memory a tape
 keeps per op beyond its residual arrays, and the time to the first gradient of a 3,000-op chain
 in a fresh process against jax.jit(jax.grad)'s compile time for the same chain.
 
@@ -26,10 +29,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
+from rules_floor import RulesFloor, available as rules_floor_available  # noqa: E402
 from timing import (add_clock_option, clock_name, interleaved_medians,  # noqa: E402
                     jax_available, now, rulebridge_sources, table, use_clock, write_json)
 
 X = np.linspace(0.1, 1.0, 10)
+RULES_ALONE = "autograd rules alone"  # the floor column (benchmarks/rules_floor.py)
 
 
 def chain(xp, n: int):
@@ -83,6 +88,8 @@ def per_op_table(sizes, sources, repeats, autograd_max):
             runs["autograd"] = _called(autograd.grad(chain(anp, n)))
         for source in sources:
             runs[f"rulebridge[{source}]"] = _called(rb.grad(chain(np, n), source=source))
+        if rules_floor_available():
+            runs[RULES_ALONE] = RulesFloor(chain(np, n), X).run
         row = {"N": n}
         # Round-robin samples: a noisy phase of the machine slows every contestant alike.
         row.update((name, seconds / n * 1e6)
@@ -210,16 +217,18 @@ def main(argv=None) -> int:
           f"medians of {args.repeats} samples of {args.clock} time")
     results = per_op_table(sizes, sources, args.repeats, args.autograd_max)
     rb_keys = [f"rulebridge[{s}]" for s in sources]
-    header = ["N", "numpy forward", "hand-written fwd+bwd", "autograd"] + rb_keys
-    header += [f"{k} / hand-written" for k in rb_keys] + [f"{k} / autograd" for k in rb_keys]
+    floor_keys = [RULES_ALONE] if RULES_ALONE in results[0] else []
+    header = ["N", "numpy forward", "hand-written fwd+bwd", "autograd"] + floor_keys + rb_keys
+    header += [f"{k} / hand-written" for k in rb_keys]
+    header += [f"{k} / autograd" for k in floor_keys + rb_keys]
     rows = []
     for r in results:
         ag = r.get("autograd")
         row = [f"{r['N']:,}", f"{r['numpy forward']:.2f}", f"{r['hand-written']:.2f}",
                f"{ag:.1f}" if ag else "-"]
-        row += [f"{r[k]:.2f}" for k in rb_keys]
+        row += [f"{r[k]:.2f}" for k in floor_keys + rb_keys]
         row += [f"{r[k] / r['hand-written']:.2f}x" for k in rb_keys]
-        row += [f"{r[k] / ag:.2f}x" if ag else "-" for k in rb_keys]
+        row += [f"{r[k] / ag:.2f}x" if ag else "-" for k in floor_keys + rb_keys]
         rows.append(row)
     print("\nMicroseconds per op (gradient of the whole chain, medians):")
     print(table(header, rows))

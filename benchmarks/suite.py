@@ -3,7 +3,12 @@
 Each row is the median gradient time divided by the median primal time (NumPy's own forward of
 the same function), for rulebridge (one column per installed source), autograd (where the code
 is expressible in it), jax.grad without jit, and jax.jit(jax.grad) after compilation, whose
-compile time is reported separately. All columns come from one run on one machine, and a row's
+compile time is reported separately, and "autograd rules alone" (benchmarks/rules_floor.py): the
+program's ops traced once, then only NumPy's forwards and autograd's VJPs, made and called for
+every traced argument, with no tape, boxes or accumulation. That column is the floor under any
+engine using autograd's rules (rulebridge[autograd] included); a target below it needs other
+rules. On a row that writes into arrays it leaves out the engine's write ops (a lower bound; the
+output says which). All columns come from one run on one machine, and a row's
 primal and gradients are sampled round-robin, so a noisy phase slows them all alike.
 
     python benchmarks/suite.py                       # every row
@@ -35,6 +40,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
+from rules_floor import RulesFloor, available as rules_floor_available  # noqa: E402
 from timing import (add_clock_option, interleaved_medians, jax_available,  # noqa: E402
                     now, rulebridge_sources, table, use_clock, write_json)
 
@@ -133,6 +139,9 @@ CASES = [
 
 # -- the frameworks -------------------------------------------------------------------------
 
+RULES_ALONE = "autograd rules alone"  # the floor column (benchmarks/rules_floor.py)
+
+
 def rulebridge_gradient(case: Case, args: tuple, source: str):
     argnums = tuple(range(len(args)))
     return rb.grad(lambda *a: case.function(np, *a), argnums, source=source)
@@ -196,6 +205,16 @@ def run_case(case: Case, sources, use_jax: bool, repeats: int) -> dict:
         contestant("autograd", autograd_gradient(case, args), args)
     for source in sources:
         contestant(f"rulebridge[{source}]", rulebridge_gradient(case, args, source), args)
+    if rules_floor_available():
+        floor = RulesFloor(lambda *a: case.function(np, *a), *args)
+        row[f"{RULES_ALONE} left out"] = sorted(set(floor.left_out))
+        if floor.left_out:
+            print(f"    {RULES_ALONE}: {floor.describe()}")
+        elif reference is not None:  # the floor's steps are the rules the gradient needs
+            for r, v in zip(reference, floor.gradient()):
+                np.testing.assert_allclose(v, r, rtol=1e-6, atol=1e-9,
+                                           err_msg=f"{case.name}: {RULES_ALONE} disagrees")
+        runs[RULES_ALONE] = floor.run
     seconds = interleaved_medians(runs, repeats)
     row["primal_s"] = seconds.pop("primal")
     row.update((key, value / row["primal_s"]) for key, value in seconds.items())
@@ -225,7 +244,8 @@ def main(argv=None) -> int:
         print(f"  {case.name} ...", flush=True)
         results[case.name] = run_case(case, sources, use_jax, args.repeats)
 
-    columns = [f"rulebridge[{s}]" for s in sources] + ["autograd"]
+    columns = [RULES_ALONE] if rules_floor_available() else []
+    columns += [f"rulebridge[{s}]" for s in sources] + ["autograd"]
     if use_jax:
         columns += ["jax.grad", "jax.jit(grad)"]
     rows = []
@@ -234,6 +254,8 @@ def main(argv=None) -> int:
         for c in columns:
             v = row.get(c, "-")
             cells.append(f"{v:.1f}x" if isinstance(v, float) else v)
+            if c == RULES_ALONE and row.get(f"{RULES_ALONE} left out"):
+                cells[-1] += " (lower bound)"
         if use_jax:
             cells.append(f"{row['jax.jit compile_s']:.2f}")
         rows.append(cells)
