@@ -104,37 +104,34 @@ def _primitive_rule(entry: Entry, conform=None):
 
 
 def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable:
-    def cotangent(i, g, out, args, kwargs):
-        maker = makers.get(i)
-        if maker is None:
-            raise NotImplementedError(f"autograd defines no VJP of {function_name(entry.function)} "
-                                      f"with respect to argument {i}")
-        return conform(maker(out, *args, **kwargs)(g), args[i])
-
     def pullback(residuals, g, argnums):
         if type(residuals) is _MadeVJPs:
             return residuals.cotangents(g, argnums, conform)
         out, args, kwargs = residuals
         if type(g) is tuple:
             g = _zeros_for_missing(g, out)
-        if len(argnums) == 1:
-            i = argnums[0]
+        cts = []
+        for i in argnums:  # spelled out, with no helper frames: this is most of every sweep
             maker = makers.get(i)
-            if kwargs is None and maker is not None:  # the common case, spelled out: no frames
-                # Positional calls: a *args call costs as much as the VJP closure itself.
-                if len(args) == 1:
-                    ct = maker(out, args[0])(g)
-                elif len(args) == 2:
-                    ct = maker(out, args[0], args[1])(g)
-                else:
-                    ct = maker(out, *args)(g)
-                primal = args[i]
-                if type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype:
-                    return (ct,)
-                return (conform(ct, primal),)
-            return (cotangent(i, g, out, args, kwargs or _NO_KWARGS),)
-        kwargs = kwargs or _NO_KWARGS
-        return tuple(cotangent(i, g, out, args, kwargs) for i in argnums)
+            if maker is None:
+                raise NotImplementedError(f"autograd defines no VJP of "
+                                          f"{function_name(entry.function)} with respect to "
+                                          f"argument {i}")
+            # Positional calls: a *args call costs as much as the VJP closure itself.
+            if kwargs is not None:
+                ct = maker(out, *args, **kwargs)(g)
+            elif len(args) == 1:
+                ct = maker(out, args[0])(g)
+            elif len(args) == 2:
+                ct = maker(out, args[0], args[1])(g)
+            else:
+                ct = maker(out, *args)(g)
+            primal = args[i]
+            if not (type(ct) is _ndarray and type(primal) is _ndarray
+                    and ct.dtype is primal.dtype):
+                ct = conform(ct, primal)
+            cts.append(ct)
+        return tuple(cts)
 
     return pullback
 
