@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .collector import collector_paused
 from .errors import NestedDifferentiationError
 from .sweep import backward
 from .tape import Tape
@@ -33,30 +34,35 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, *,
 
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        positions = _positions(f, argnums, len(args))
-        for i in positions:
-            _check_differentiable(f, i, args[i])
-        tape = Tape(source)
-        boxed = list(args)
-        for i in positions:
-            boxed[i] = tape.new_input(args[i])
-        try:
-            result = f(*boxed, **kwargs)
-        finally:
-            tape.close()
-        if tape.mutation is not None:
-            tape.mutation.check_result(result)
-        value = _scalar_output(f, result, tape)
-        tape.shed_large_values()
-        seeds = {}
-        if type(result) is Traced:
-            seeds[result._var] = _one_like(value)
-        cts = backward(tape, seeds) if seeds else {}
-        grads = tuple(_as_argument(cts.get(var), args[i], args)
-                      for i, var in zip(positions, tape.inputs))
-        return value, (grads if isinstance(argnums, (tuple, list)) else grads[0])
+        with collector_paused:
+            return _value_and_grad(f, argnums, source, args, kwargs)
 
     return value_and_grad_f
+
+
+def _value_and_grad(f, argnums, source, args, kwargs):
+    positions = _positions(f, argnums, len(args))
+    for i in positions:
+        _check_differentiable(f, i, args[i])
+    tape = Tape(source)
+    boxed = list(args)
+    for i in positions:
+        boxed[i] = tape.new_input(args[i])
+    try:
+        result = f(*boxed, **kwargs)
+    finally:
+        tape.close()
+    if tape.mutation is not None:
+        tape.mutation.check_result(result)
+    value = _scalar_output(f, result, tape)
+    tape.shed_large_values()
+    seeds = {}
+    if type(result) is Traced:
+        seeds[result._var] = _one_like(value)
+    cts = backward(tape, seeds) if seeds else {}
+    grads = tuple(_as_argument(cts.get(var), args[i], args)
+                  for i, var in zip(positions, tape.inputs))
+    return value, (grads if isinstance(argnums, (tuple, list)) else grads[0])
 
 
 def vjp(f: Callable, *args: Any, source: str | None = None):
@@ -69,7 +75,8 @@ def vjp(f: Callable, *args: Any, source: str | None = None):
     def pullback(ybar):
         seeds: dict[int, Any] = {}
         _seed(result, ybar, seeds, f)
-        cts = backward(tape, seeds) if seeds else {}
+        with collector_paused:
+            cts = backward(tape, seeds) if seeds else {}
         return tuple(_as_argument(cts.get(b._var), a, args + (ybar,)) if type(b) is Traced else None
                      for a, b in zip(args, boxed_args))
 
@@ -94,7 +101,8 @@ def _run_traced(f, args, source):
         if type(a) is Traced:
             raise _nested(f)
     try:
-        result = f(*boxed)
+        with collector_paused:
+            result = f(*boxed)
     finally:
         tape.close()
     if tape.mutation is not None:
