@@ -1,11 +1,13 @@
 """The floor under any engine that differentiates with autograd's rules: those rules run alone.
 
 A program is traced once with rulebridge (`source="autograd"`); each recorded op becomes a step
-holding NumPy's function, its concrete arguments and output, a cotangent of the output's shape and
-dtype, and the VJP makers autograd registered for it. `RulesFloor.run` (what the benchmarks time)
-calls every op's NumPy forward in order, then, in reverse order, makes each traced argument's VJP
-from (output, args, kwargs) and calls it on the stored cotangent. There is no tape, no box, no
-accumulation and no dispatch: what is left is the imported rules' own cost (plus NumPy's
+holding NumPy's function, its concrete arguments and output, the VJP makers autograd registered
+for it, and the cotangent its output receives in a reverse sweep, computed once when the floor is
+built (the real one, not ones: sum's VJP hands back a stride-0 broadcast, which the next VJP reads
+far faster than a dense array; ones only where no cotangent reaches the op). `RulesFloor.run`
+(what the benchmarks time) calls every op's NumPy forward in order, then, in reverse order, makes
+each traced argument's VJP from (output, args, kwargs) and calls it on the stored cotangent. There
+is no tape, no box, no accumulation and no dispatch: what is left is the imported rules' own cost (plus NumPy's
 forwards), which no engine using those rules can avoid. A ratio such as "25x primal" or "0.3x
 autograd" below this floor is out of reach without other rules.
 
@@ -18,8 +20,8 @@ included, as the adapter does. An index read's VJP is made and called, and its S
 left sparse. Ops whose rule is not autograd's (the engine's own buffer and write rules of a program
 that mutates arrays) are left out and listed in `left_out`: the figure is then a lower bound.
 
-`RulesFloor.gradient` sweeps the same steps with real cotangents, accumulated, to prove that the
-floor runs the rules a gradient needs (tests/test_rules_floor.py); it is never timed.
+`RulesFloor.gradient` returns what that sweep over the same steps leaves on the inputs, to prove
+that the floor runs the rules a gradient needs (tests/test_rules_floor.py); it is never timed.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class Step:
         self.outputs = op.outputs
         self.several = op.structure is not None  # `out` is a tuple of outputs
         self.traced_argnums = tuple(i for i, var in enumerate(op.inputs) if var is not None)
-        self.cotangent = _ones_like(self.out)
+        self.cotangent = None  # set by RulesFloor from its sweep
         self.vjps = [(partial(maker, self.out, *op.args, **op.kwargs), many)
                      for maker, many in _vjp_makers(entry, self.traced_argnums, self.name)]
 
@@ -74,6 +76,9 @@ class RulesFloor:
             else:
                 self.steps.append(Step(op, entry))
         self._tape = tape
+        self._gradient, received = self._sweep()
+        for step, g in zip(self.steps, received):
+            step.cotangent = _ones_like(step.out) if g is None else g
         self._forwards = tuple(s.forward for s in self.steps)
         self._backwards = tuple((make, s.cotangent)
                                 for s in reversed(self.steps) for make, _ in s.vjps)
@@ -86,21 +91,29 @@ class RulesFloor:
             make()(cotangent)
 
     def gradient(self) -> tuple:
-        """The gradient with respect to each traced argument, swept over the same steps with
-        accumulated cotangents (seed: ones of the result). A check, never timed; refused when
-        ops were left out, since the sweep would then be missing their rules."""
+        """The gradient with respect to each traced argument, from the sweep over the same steps
+        (seed: ones of the result). A check, never timed; refused when ops were left out, since
+        the sweep then missed their rules."""
         if self.left_out:
             raise ValueError(f"the floor leaves out {', '.join(self.left_out)}: its sweep is not "
                              "a gradient")
-        tape = self._tape
-        if type(tape.outputs) is not int:
+        if self._gradient is None:
             raise ValueError("RulesFloor.gradient needs a program with one traced result")
+        return self._gradient
+
+    def _sweep(self) -> tuple[tuple | None, list]:
+        """A reverse sweep with accumulated cotangents: (the inputs' cotangents, or None for a
+        program without one traced result; the cotangent each step received, None if none)."""
+        tape = self._tape
         values = dict(tape.values)
         for step in self.steps:
             outs = step.out if step.several else (step.out,)
             values.update((var, value) for var, value in zip(step.outputs, outs) if var is not None)
-        cotangents = {tape.outputs: _ones_like(values[tape.outputs])}
-        for step in reversed(self.steps):
+        seeded = type(tape.outputs) is int
+        cotangents = {tape.outputs: _ones_like(values[tape.outputs])} if seeded else {}
+        received: list = [None] * len(self.steps)
+        for index in range(len(self.steps) - 1, -1, -1):
+            step = self.steps[index]
             g = tuple(cotangents.pop(var, None) if var is not None else None
                       for var in step.outputs)
             if all(gi is None for gi in g):
@@ -109,12 +122,15 @@ class RulesFloor:
                 g = g[0]
             else:
                 g = tuple(np.zeros_like(o) if gi is None else gi for gi, o in zip(g, step.out))
+            received[index] = g
             # A `many` maker is the step's only one: zip pairs it with the first argument.
             for (make, many), argnum in zip(step.vjps, step.traced_argnums):
                 ct = make()(g)
                 for i, c in (zip(step.traced_argnums, ct) if many else ((argnum, ct),)):
                     _accumulate(cotangents, step.inputs[i], c)
-        return tuple(_dense(cotangents.get(var), values[var]) for var in tape.inputs)
+        if not seeded:
+            return None, received
+        return tuple(_dense(cotangents.get(var), values[var]) for var in tape.inputs), received
 
     def describe(self) -> str:
         made = sum(len(s.vjps) for s in self.steps)
