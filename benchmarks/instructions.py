@@ -1,9 +1,12 @@
 """Instructions per op of the sin/tanh chain's gradient, counted by valgrind: a figure this
 machine's noise cannot move, to read beside overhead.py's timings.
 
-Each contestant runs in its own process under `valgrind --tool=callgrind` at N and 2N ops; the
-difference of the two totals, divided by N and by the number of gradients, is what one op costs
-(imports, rule lookups and start-up cancel out). Needs valgrind on PATH.
+Each contestant runs in two processes under `valgrind --tool=callgrind`, both building the same
+N-op chain and running one warm-up gradient; one of them then runs GRADIENTS more. The difference
+of the two totals, divided by N and by GRADIENTS, is what one op of one gradient costs (imports,
+rule lookups, start-up and any set-up cancel out). "autograd rules alone" is
+benchmarks/rules_floor.py: NumPy's forwards and autograd's VJPs with no engine around them.
+Needs valgrind on PATH.
 
     python benchmarks/instructions.py              # N = 1000
     python benchmarks/instructions.py --n 2000 --sources autograd jax
@@ -24,12 +27,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from overhead import X, chain, hand_written  # noqa: E402
 from timing import table  # noqa: E402
 
-GRADIENTS = 3  # per process, after one warm-up gradient
+GRADIENTS = 3  # timed gradients, after one warm-up gradient
+RULES_ALONE = "autograd rules alone"
 
 
-def run_contestant(name: str, n: int) -> None:
-    """The body a valgrind child runs: one warm-up gradient, then GRADIENTS more."""
-    if name == "hand-written":
+def run_contestant(name: str, n: int, gradients: int) -> None:
+    """The body a valgrind child runs: one warm-up gradient, then `gradients` more."""
+    if name == RULES_ALONE:
+        from rules_floor import RulesFloor
+
+        gradient = RulesFloor(chain(np, n), X).run
+    elif name == "hand-written":
         gradient = lambda: hand_written(X, n)  # noqa: E731
     elif name == "autograd":
         import autograd
@@ -42,14 +50,15 @@ def run_contestant(name: str, n: int) -> None:
 
         g = rb.grad(chain(np, n), source=name.removeprefix("rulebridge[").removesuffix("]"))
         gradient = lambda: g(X)  # noqa: E731
-    for _ in range(GRADIENTS + 1):
+    for _ in range(1 + gradients):
         gradient()
 
 
-def instructions(name: str, n: int) -> int:
+def instructions(name: str, n: int, gradients: int) -> int:
     result = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         os.path.abspath(__file__), "--child", name, "--n", str(n)],
+         os.path.abspath(__file__), "--child", name, "--n", str(n), "--gradients",
+         str(gradients)],
         capture_output=True, text=True, check=True,
         # The same dict layouts in every child, and no idle BLAS workers spinning (they count).
         env={**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1",
@@ -65,17 +74,19 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--sources", nargs="+", default=["autograd"])
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--gradients", type=int, default=GRADIENTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        run_contestant(args.child, args.n)
+        run_contestant(args.child, args.n, args.gradients)
         return
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not on PATH (Debian: apt-get install valgrind)")
-    names = ["hand-written", "autograd"] + [f"rulebridge[{s}]" for s in args.sources]
+    names = (["hand-written", "autograd", RULES_ALONE]
+             + [f"rulebridge[{s}]" for s in args.sources])
     per_op = {}
     for name in names:
-        extra = instructions(name, 2 * args.n) - instructions(name, args.n)
-        per_op[name] = extra / args.n / (GRADIENTS + 1)
+        extra = instructions(name, args.n, GRADIENTS) - instructions(name, args.n, 0)
+        per_op[name] = extra / args.n / GRADIENTS
         print(f"  {name}: {per_op[name]:,.0f} instructions per op", flush=True)
     header = ["contestant", "instructions per op", "/ hand-written", "/ autograd"]
     rows = [[name, f"{value:,.0f}", f"{value / per_op['hand-written']:.2f}x",
