@@ -144,13 +144,20 @@ def _check_differentiable(f, i, x) -> None:
 
 def _scalar_output(f, result, tape):
     value = _unbox(result, tape)
-    shape = np.shape(value) if isinstance(value, (_ndarray, np.generic, float, int, complex)) else None
+    # Attribute reads, not np.shape / np.iscomplexobj: NumPy's dispatch on a NumPy scalar costs
+    # more than a small program's whole sweep.
+    if isinstance(value, (_ndarray, np.generic)):
+        shape, is_complex = value.shape, value.dtype.kind == "c"
+    elif isinstance(value, (float, int, complex)):
+        shape, is_complex = (), type(value) is complex
+    else:
+        shape, is_complex = None, False
     if shape != ():
         kind = (f"an array of shape {shape}" if shape is not None else f"a {type(value).__name__}")
         raise TypeError(f"grad requires {_name(f)} to return a scalar (shape ()), but it returned "
                         f"{kind}. Reduce it (np.sum, a loss) or use rulebridge.vjp for "
                         "non-scalar outputs.")
-    if np.iscomplexobj(value):
+    if is_complex:
         raise TypeError(f"grad requires {_name(f)} to return a real scalar, but it returned a "
                         f"complex {np.result_type(value)}; differentiate its real part, abs or "
                         "abs**2, or use rulebridge.vjp.")
@@ -160,7 +167,9 @@ def _scalar_output(f, result, tape):
 def _one_like(value):
     if isinstance(value, _ndarray):
         return np.ones_like(value)
-    return np.ones((), dtype=np.result_type(value))[()]
+    if isinstance(value, np.generic):
+        return value.dtype.type(1)
+    return np.float64(1.0)  # a Python float or int (a complex result was refused above)
 
 
 def _unbox(result, tape):

@@ -7,6 +7,7 @@ defines (`outputs`). Replacing an op (`Tape.replace`) writes one slot and touche
 
 from __future__ import annotations
 
+import functools
 from types import MappingProxyType
 from typing import Any, Callable
 
@@ -65,9 +66,7 @@ class Tape:
         self.inputs: list[int] = []  # variables of the traced arguments, in order
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
-        from .traced import Traced  # not at the top: traced.py imports this module
-
-        self._box = Traced  # for `record`, where an import statement costs as much as np.sin
+        self._box = _traced_class()  # the box type, read from here on every hot path
         # Set by the first in-place write (rulebridge/mutation.py), which also shadows `record`
         # on this instance with a checking version: call it as `tape.record(...)`.
         self.mutation = None
@@ -82,8 +81,7 @@ class Tape:
         return var
 
     def new_input(self, value: Any):
-        from .traced import Traced
-
+        Traced = self._box
         var = self.new_var()
         self.inputs.append(var)
         self.values[var] = value
@@ -199,8 +197,7 @@ class Tape:
         return rule
 
     def _record_multi(self, rule, values, kwargs, inputs, out, residuals):
-        from .traced import Traced
-
+        Traced = self._box
         if not isinstance(out, (tuple, list)):
             if not _is_inexact(out):
                 return out  # a shape, a count, a Python bool: nothing to differentiate
@@ -224,8 +221,7 @@ class Tape:
         return _rebuild(structure, boxed)
 
     def _unbox_sequence(self, function, seq):
-        from .traced import Traced
-
+        Traced = self._box
         items, item_vars = [], []
         for item in seq:
             if type(item) is Traced:
@@ -372,9 +368,17 @@ def _substitute_result(result, env):
 
 
 def _holds_box(seq) -> bool:
+    Traced = _traced_class()
+    return any(type(item) is Traced for item in seq)
+
+
+@functools.cache
+def _traced_class() -> type:
+    """`Traced`, imported once: traced.py imports this module, so it cannot be imported at the
+    top, and an import statement in a function costs about as much as np.sin on 10 elements."""
     from .traced import Traced
 
-    return any(type(item) is Traced for item in seq)
+    return Traced
 
 
 def _is_inexact(x) -> bool:
