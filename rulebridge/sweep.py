@@ -19,6 +19,7 @@ from .tape import Tape
 
 _ndarray = np.ndarray
 _FIRST = (0,)
+_TRACED_OF_TWO = {(True, True): (0, 1), (True, False): _FIRST, (False, True): (1,)}
 
 
 def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
@@ -44,6 +45,8 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
         rule = op.rule
         if len(inputs) == 1 and type(inputs[0]) is int:
             argnums = _FIRST  # most ops: one traced array argument
+        elif len(inputs) == 2:  # binary operators
+            argnums = _TRACED_OF_TWO[inputs[0] is not None, inputs[1] is not None]
         else:
             argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
         try:
