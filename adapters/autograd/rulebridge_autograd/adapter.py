@@ -70,9 +70,6 @@ class AutogradAdapter(rulebridge.Adapter):
 
 
 _ndarray = np.ndarray
-_NUMPY_INEXACT_SCALARS = frozenset(
-    (np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128,
-     np.clongdouble))
 _NO_KWARGS: dict = {}  # only ever unpacked (**kwargs), never written
 
 
@@ -134,7 +131,7 @@ def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable
             # argument's own type (x[i] + s in a loop). The engine checks shapes.
             if not ((type(ct) is _ndarray and type(primal) is _ndarray
                      and ct.dtype is primal.dtype)
-                    or (type(ct) is type(primal) and type(ct) in _NUMPY_INEXACT_SCALARS)):
+                    or (type(ct) is type(primal) and isinstance(ct, np.inexact))):
                 ct = conform(ct, primal)
             cts.append(ct)
         return tuple(cts)
