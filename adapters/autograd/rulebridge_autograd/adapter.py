@@ -104,8 +104,18 @@ def _primitive_rule(entry: Entry, conform=None):
 
 
 def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable:
+    first_maker = makers.get(0)
+
     def pullback(residuals, g, argnums):
-        if type(residuals) is _MadeVJPs:
+        if type(residuals) is tuple and first_maker is not None and type(g) is not tuple:
+            out, args, kwargs = residuals
+            if kwargs is None and len(args) == 1:  # y = f(x), most ops: argnums is (0,)
+                x = args[0]
+                ct = first_maker(out, x)(g)
+                if type(ct) is _ndarray and type(x) is _ndarray and ct.dtype is x.dtype:
+                    return (ct,)
+                return (conform(ct, x),)
+        elif type(residuals) is _MadeVJPs:
             return residuals.cotangents(g, argnums, conform)
         out, args, kwargs = residuals
         if type(g) is tuple:
