@@ -25,10 +25,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from overhead import X, chain, hand_written  # noqa: E402
+from rules_floor import RULES_ALONE  # noqa: E402
 from timing import table  # noqa: E402
 
 GRADIENTS = 3  # timed gradients, after one warm-up gradient
-RULES_ALONE = "autograd rules alone"
 
 
 def run_contestant(name: str, n: int, gradients: int) -> None:

@@ -29,12 +29,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
-from rules_floor import RulesFloor, available as rules_floor_available  # noqa: E402
+from rules_floor import RULES_ALONE, RulesFloor, available as rules_floor_available  # noqa: E402
 from timing import (add_clock_option, clock_name, interleaved_medians,  # noqa: E402
                     jax_available, now, rulebridge_sources, table, use_clock, write_json)
 
 X = np.linspace(0.1, 1.0, 10)
-RULES_ALONE = "autograd rules alone"  # the floor column (benchmarks/rules_floor.py)
 
 
 def chain(xp, n: int):

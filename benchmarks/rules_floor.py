@@ -34,6 +34,7 @@ import numpy as np
 import rulebridge as rb
 
 SOURCE = "autograd"
+RULES_ALONE = "autograd rules alone"  # the benchmarks' name for this floor
 
 
 class Step:

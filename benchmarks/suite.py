@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
-from rules_floor import RulesFloor, available as rules_floor_available  # noqa: E402
+from rules_floor import RULES_ALONE, RulesFloor, available as rules_floor_available  # noqa: E402
 from timing import (add_clock_option, interleaved_medians, jax_available,  # noqa: E402
                     now, rulebridge_sources, table, use_clock, write_json)
 
@@ -138,9 +138,6 @@ CASES = [
 
 
 # -- the frameworks -------------------------------------------------------------------------
-
-RULES_ALONE = "autograd rules alone"  # the floor column (benchmarks/rules_floor.py)
-
 
 def rulebridge_gradient(case: Case, args: tuple, source: str):
     argnums = tuple(range(len(args)))
