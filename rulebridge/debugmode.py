@@ -101,9 +101,9 @@ def checking(rule: Rule) -> Rule:
             _check_cotangents(rule, cts, args, residuals, g)
         return cts
 
-    # sparse_pullback=None: the sweep must call the checked pullback, not the raw sparse one.
-    dense = {"sparse_pullback": None} if hasattr(rule, "sparse_pullback") else {}
-    return dataclasses.replace(rule, forward=checked_forward, pullback=checked_pullback, **dense)
+    # The sweep must call the checked pullback, not the raw sparse one or the unary VJP.
+    return dataclasses.replace(rule, forward=checked_forward, pullback=checked_pullback,
+                               sparse_pullback=None, unary_vjp=None)
 
 
 # -- the checks --------------------------------------------------------------------------------

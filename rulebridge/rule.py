@@ -112,6 +112,12 @@ class Rule:
     # Optional: the same pullback, but allowed to return `SparseCotangent`s. The sweep prefers it;
     # checks and everything else use `pullback`, whose cotangents are dense.
     sparse_pullback: Pullback | None = None
+    # Optional: `unary_vjp(output, x)(output_cotangent)` is x's cotangent for a call `f(x)` with
+    # one positional argument and no keywords (autograd's VJP-maker form), for a forward whose
+    # residuals are CallForward's. The sweep calls it on such ops instead of `pullback` and uses
+    # what it returns when that is an ndarray of x's shape and dtype; otherwise it calls
+    # `pullback`, which must agree (rule checks compare the two).
+    unary_vjp: Callable[[Any, Any], Callable[[Any], Any]] | None = None
 
     @property
     def missing(self) -> bool:

@@ -31,7 +31,8 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
     owned: set[int] = set()
     for op in reversed(tape.ops):
         outputs = op.outputs
-        if op.structure is None:
+        single = op.structure is None
+        if single:
             g = cts.pop(outputs[0], None)
             if g is None:
                 if type(op) is WriteOp:  # pullbacks before it need the values it overwrote
@@ -43,34 +44,57 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
                 continue
         inputs = op.inputs
         rule = op.rule
+        residuals = op.residuals
+        unary_vjp = None
         if len(inputs) == 1 and type(inputs[0]) is int:
             argnums = _FIRST  # most ops: one traced array argument
+            if (rule.unary_vjp is not None and single and type(residuals) is tuple
+                    and residuals[2] is None):
+                unary_vjp = rule.unary_vjp  # `y = f(x)`, residuals `(y, (x,), None)`
         elif len(inputs) == 2:  # binary operators
             argnums = _TRACED_OF_TWO[inputs[0] is not None, inputs[1] is not None]
         else:
             argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
-        try:
-            in_cts = (rule.sparse_pullback or rule.pullback)(op.residuals, g, argnums)
-        except RuleContractError:
-            raise  # already names the rule (debug mode's checks)
-        except Exception as exc:
-            raise RuleContractError(
-                f"the pullback of the {rule.source} rule for {_where(op)} raised "
-                f"{type(exc).__name__}: {exc}") from exc
-        if argnums is _FIRST and type(in_cts) is tuple and len(in_cts) == 1:
-            # The common case inline: one dense cotangent of its argument's exact type.
-            ct = in_cts[0]
-            primal = op.args[0]
-            if (type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype
-                    and ct.shape == primal.shape):
-                var = inputs[0]
-                if var in cts:
-                    _accumulate(cts, owned, var, ct)
-                else:
-                    cts[var] = ct  # the first contribution, kept by reference
+        if unary_vjp is not None:
+            # The source's VJP called here, without the pullback's frame around it. x comes
+            # from the residuals: Op.args may hold a stand-in (Tape.shed_large_values).
+            primal = residuals[1][0]
+            in_cts = None
+            try:
+                ct = unary_vjp(residuals[0], primal)(g)
+            except Exception as exc:
+                raise _pullback_failed(op, exc) from exc
+        else:
+            in_cts = _pullback(op, rule, residuals, g, argnums)
+            if argnums is not _FIRST or type(in_cts) is not tuple or len(in_cts) != 1:
+                _distribute(cts, owned, op, argnums, in_cts)
                 continue
+            ct, primal = in_cts[0], op.args[0]
+        # The common case inline: one dense cotangent of its argument's exact type.
+        if (type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype
+                and ct.shape == primal.shape):
+            var = inputs[0]
+            if cts.setdefault(var, ct) is not ct:  # the first contribution: kept by reference
+                _accumulate(cts, owned, var, ct)
+            continue
+        if in_cts is None:  # what unary_vjp gave does not conform: the pullback conforms it
+            in_cts = _pullback(op, rule, residuals, g, argnums)
         _distribute(cts, owned, op, argnums, in_cts)
     return cts
+
+
+def _pullback(op, rule, residuals, g, argnums):
+    try:
+        return (rule.sparse_pullback or rule.pullback)(residuals, g, argnums)
+    except RuleContractError:
+        raise  # already names the rule (debug mode's checks)
+    except Exception as exc:
+        raise _pullback_failed(op, exc) from exc
+
+
+def _pullback_failed(op, exc: Exception) -> RuleContractError:
+    return RuleContractError(f"the pullback of the {op.rule.source} rule for {_where(op)} raised "
+                             f"{type(exc).__name__}: {exc}")
 
 
 def _distribute(cts, owned, op, argnums, in_cts) -> None:

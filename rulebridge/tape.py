@@ -7,6 +7,7 @@ defines (`outputs`). Replacing an op (`Tape.replace`) writes one slot and touche
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from types import MappingProxyType
 from typing import Any, Callable
@@ -258,6 +259,8 @@ class Tape:
             if type(forward) is CallForward and forward.compact is not None:
                 argnums = tuple(i for i, v in enumerate(op.inputs) if v is not None)
                 op.residuals = forward.compact(op.residuals, argnums)
+                if op.rule.unary_vjp is not None:  # it reads CallForward's residuals, now gone
+                    op.rule = dataclasses.replace(op.rule, unary_vjp=None)
             op.args = tuple(_stand_in(value) if type(var) is int and _is_large(value) else value
                             for value, var in zip(op.args, op.inputs))
 

@@ -188,6 +188,7 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, tangents, pre
             raise _FailedAt(error, f"Re<xbar, xdot> = {lhs:.9g} from the rule but "
                                    f"Re<ybar, J xdot> = {rhs:.9g} from finite differences")
     _same_second_call(rule, args, kwargs, argnums, *first_cts)
+    _same_unary_vjp(rule, args, kwargs, *first_cts, rtol)
     return worst
 
 
@@ -307,6 +308,25 @@ def _same_second_call(rule: Rule, args, kwargs, argnums, ybar, cts) -> None:
     if not _equal(list(cts), list(again)):
         raise _Verdict("error", "a second call with the same inputs and cotangent gave "
                                 "different cotangents")
+
+
+def _same_unary_vjp(rule: Rule, args, kwargs, ybar, cts, rtol: float) -> None:
+    """On `y = f(x)` the sweep calls `rule.unary_vjp` as it does, instead of the pullback
+    checked above, and uses its cotangent when it has x's shape and dtype: that one must agree."""
+    if (rule.unary_vjp is None or kwargs or len(args) != 1 or type(args[0]) is not np.ndarray
+            or isinstance(ybar, (tuple, list))):
+        return
+    _, residuals = _call("forward", rule.forward, args, kwargs)
+    vjp = _call("unary_vjp", rule.unary_vjp, residuals[0], residuals[1][0])
+    ct = _call("unary_vjp's VJP", vjp, ybar)
+    (expected,) = cts
+    if type(ct) is not np.ndarray or ct.dtype != expected.dtype or ct.shape != expected.shape:
+        return  # the sweep calls the pullback instead
+    scale = float(np.max(np.abs(expected), initial=0.0))
+    if not np.allclose(ct, expected, rtol=rtol, atol=rtol * scale):
+        raise _Verdict("error", f"its unary_vjp gives a cotangent that differs from its "
+                                f"pullback's by up to {float(np.max(np.abs(ct - expected))):.3g} "
+                                "(the sweep uses unary_vjp on y = f(x))")
 
 
 def assert_rule(func: Callable | Rule, *example_args: Any, **options: Any) -> CheckResult:

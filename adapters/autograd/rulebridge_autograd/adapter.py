@@ -49,14 +49,25 @@ class AutogradAdapter(rulebridge.Adapter):
         return self._rule(function, signature, entry)
 
     def _rule(self, function: Callable, signature: tuple, entry: Entry) -> Rule:
-        make = {"primitive": _primitive_rule, "nograd": _nograd_rule,
-                "composite": _composite_rule}[entry.kind]
-        forward, pullback = make(entry)
-        sparse = None
-        if entry.function is operator.getitem and entry.kind == "primitive":
-            _, sparse = _primitive_rule(entry, _sparse_or_conform)  # x[i] in a loop: see below
+        sparse = unary_vjp = None
+        if entry.kind == "primitive":
+            from autograd.core import primitive_vjps
+
+            vjp_maker = primitive_vjps[entry.wrapped]
+            makers = per_argnum_makers(vjp_maker)
+            forward, pullback = _primitive_rule(entry, vjp_maker, makers, _conform)
+            if entry.function is operator.getitem:  # x[i] in a loop: see _sparse_or_conform
+                _, sparse = _primitive_rule(entry, vjp_maker, makers, _sparse_or_conform)
+            if makers is not None:
+                # The sweep calls autograd's own maker for argument 0 on `y = f(x)` ops: the
+                # pullback around it costs as much as the rest of a sweep step.
+                unary_vjp = makers.get(0)
+        else:
+            forward, pullback = {"nograd": _nograd_rule, "composite": _composite_rule}[
+                entry.kind](entry)
         return Rule(function, signature, forward, pullback, source=self.name,
-                    source_version=self.version(), notes=entry.kind, sparse_pullback=sparse)
+                    source_version=self.version(), notes=entry.kind, sparse_pullback=sparse,
+                    unary_vjp=unary_vjp)
 
     # `rulebridge.import_rule`: scipy.special.logsumexp -> autograd.scipy.special.logsumexp.
     counterpart_namespaces = {"numpy": "autograd.numpy", "scipy": "autograd.scipy"}
@@ -79,12 +90,8 @@ def _forward_of(function: Callable) -> rulebridge.CallForward:
     return rulebridge.CallForward(function)
 
 
-def _primitive_rule(entry: Entry, conform=None):
-    from autograd.core import primitive_vjps
-
-    vjp_maker = primitive_vjps[entry.wrapped]
-    conform = conform or _conform
-    makers = per_argnum_makers(vjp_maker)
+def _primitive_rule(entry: Entry, vjp_maker: Callable, makers: dict | None,
+                    conform: Callable):
     if makers is not None:
         forward = rulebridge.CallForward(entry.function, compact=_compactor(makers))
         return forward, _unboxed_pullback(entry, makers, conform)
