@@ -133,7 +133,7 @@ class MutationState:
         self.handed: dict[int, Any] = {}  # variable -> cotangent buffer this module owns
         self.sweeping = False
         tape.mutation = self
-        tape.record = self.checked_record  # from now on, reads check for stale aliases
+        tape.intercept(self.checked_record)  # from now on, reads check for stale aliases
 
     @property
     def tape(self) -> Tape:

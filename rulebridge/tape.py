@@ -64,6 +64,9 @@ class Tape:
         # rules earlier tapes used (a small program's gradient paid ~3 us per op for the misses).
         self._rules_by_key: dict = self.rules
         self.n_vars = 0
+        # The outputs of the op recorded last (any (var,) tuple before the first): a one-argument
+        # op on that output shares the tuple as its inputs, one tuple fewer per op on a chain.
+        self._last_outputs: tuple = (None,)
         self.inputs: list[int] = []  # variables of the traced arguments, in order
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
@@ -158,23 +161,52 @@ class Tape:
         if type(out) is _ndarray or isinstance(out, np.generic):
             if out.dtype.kind not in _INEXACT:
                 return out
-            var = self.n_vars
-            self.n_vars = var + 1
-            ops = self.ops
-            if len(inputs) == 1 and ops and ops[-1].outputs == inputs:
-                inputs = ops[-1].outputs  # `x = f(x)`: share the previous op's (var,) tuple
-            # Op(...) and Traced(...) spelled as slot stores: a class call with a Python
-            # __init__ costs a frame more, about 1k instructions per object on this path.
-            op = _new(Op)
-            op.rule, op.args, op.kwargs, op.inputs = rule, values, kwargs, inputs
-            op.outputs, op.structure, op.residuals = (var,), None, residuals
-            ops.append(op)
             if out.nbytes >= _LARGE_BYTES:
                 self.holds_large = True  # see shed_large_values
+            # The same lines as in record_elementwise: a shared helper costs a frame per op.
+            var = self.n_vars
+            self.n_vars = var + 1
+            last = self._last_outputs
+            if len(inputs) == 1 and last[0] == inputs[0]:
+                inputs = last  # `x = f(x)`: the previous op's (var,) tuple, not one more
+            op = _new(Op)  # Op(...) and Traced(...) as slot stores: a Python __init__ is a frame
+            op.rule, op.args, op.kwargs, op.inputs = rule, values, kwargs, inputs
+            op.outputs = self._last_outputs = (var,)
+            op.structure, op.residuals = None, residuals
+            self.ops.append(op)
             box = _new(Traced)
             box._value, box._var, box._tape = out, var, self
             return box
-        return self._record_multi(rule, values, kwargs, inputs, out, residuals)
+        return self._record_output(rule, values, kwargs, inputs, out, residuals)
+
+    def record_elementwise(self, ufunc: np.ufunc, box) -> Any:
+        """`ufunc(x)` for a box `x` of this tape (`np.sin(x)`, `-x`): `record` for the commonest
+        op, using what a one-input ufunc guarantees. Its output has x's shape; when it also has
+        x's dtype, it is inexact and as large as x, which was measured when x was recorded."""
+        value = box._value
+        if type(value) is _ndarray:
+            dtype = value.dtype
+            rule = self._rules_by_key.get((ufunc, dtype, value.ndim))
+            if rule is not None and type(rule.forward) is CallForward:
+                out = rule.forward.function(value)
+                values = (value,)
+                if type(out) is _ndarray and out.dtype is dtype:
+                    var = self.n_vars
+                    self.n_vars = var + 1
+                    inputs = self._last_outputs
+                    if inputs[0] != box._var:
+                        inputs = (box._var,)
+                    op = _new(Op)
+                    op.rule, op.args, op.kwargs, op.inputs = rule, values, NO_KWARGS, inputs
+                    op.outputs = self._last_outputs = (var,)
+                    op.structure, op.residuals = None, (out, values, None)
+                    self.ops.append(op)
+                    box = _new(self._box)
+                    box._value, box._var, box._tape = out, var, self
+                    return box
+                return self._record_output(rule, values, NO_KWARGS, (box._var,), out,
+                                           (out, values, None))
+        return self.record(ufunc, (box,), NO_KWARGS)
 
     def _rule_for(self, function: Callable, values: tuple, key) -> Any:
         """The rule for a signature this tape has not seen under `key` (None: no flat key)."""
@@ -197,16 +229,23 @@ class Tape:
         self.rules[(function, signature)] = rule
         return rule
 
-    def _record_multi(self, rule, values, kwargs, inputs, out, residuals):
+    def _record_output(self, rule, values, kwargs, inputs, out, residuals):
+        """Record an op whose output the inline paths leave: several outputs, one that carries
+        no gradient (an integer array, a shape, a count), or one of another dtype than a
+        one-input ufunc's argument (np.absolute of a complex array)."""
         Traced = self._box
-        if not isinstance(out, (tuple, list)):
-            if not _is_inexact(out):
-                return out  # a shape, a count, a Python bool: nothing to differentiate
+        if isinstance(out, (tuple, list)):
+            structure, items = type(out), out
+        elif isinstance(out, (_ndarray, np.generic)) and out.dtype.kind in _INEXACT:
+            structure, items = None, (out,)
+        elif not _is_inexact(out):
+            return out  # a shape, a count, a Python bool: nothing to differentiate
+        else:
             raise RuleContractError(
                 f"the {rule.source} rule for {rule.describe()} returned a {type(out).__name__} "
                 f"from its forward; expected an ndarray, a NumPy scalar, or a tuple of them")
         outputs, boxed = [], []
-        for item in out:
+        for item in items:
             if _is_inexact(item):
                 if getattr(item, "nbytes", 0) >= _LARGE_BYTES:
                     self.holds_large = True
@@ -216,10 +255,9 @@ class Tape:
             else:
                 outputs.append(None)
                 boxed.append(item)
-        structure = type(out)
         if any(v is not None for v in outputs):
             self.ops.append(Op(rule, values, kwargs, inputs, tuple(outputs), structure, residuals))
-        return _rebuild(structure, boxed)
+        return boxed[0] if structure is None else _rebuild(structure, boxed)
 
     def _unbox_sequence(self, function, seq):
         Traced = self._box
@@ -235,11 +273,17 @@ class Tape:
                 item_vars.append(None)
         return items, tuple(item_vars)
 
+    def intercept(self, record: Callable) -> None:
+        """Send every op from now on through `record(function, args, kwargs)` instead: both
+        recording methods are shadowed on this instance, which keeps their hot paths free of a
+        check. A finished tape refuses boxes; a tape that wrote checks them for stale aliases."""
+        self.record = record
+        self.record_elementwise = lambda ufunc, box: record(ufunc, (box,), NO_KWARGS)
+
     def close(self) -> None:
         """The differentiated function has returned (or raised): from now on a box of this tape
-        can only be one that escaped it, so refuse it instead of recording onto a finished tape.
-        Shadowing `record` on the instance keeps the hot path free of a check."""
-        self.record = _record_escaped
+        can only be one that escaped it, so refuse it instead of recording onto a finished tape."""
+        self.intercept(_record_escaped)
 
     def shed_large_values(self) -> None:
         """Before a sweep: keep a large array alive only where a pullback needs it. An op's

@@ -45,6 +45,8 @@ class Traced:
             if "out" in kwargs:
                 return inplace.ufunc_out(self, ufunc, inputs, kwargs)
             _refuse_traced_kwargs(ufunc, kwargs)
+        elif len(inputs) == 1:  # then it is this box
+            return self._tape.record_elementwise(ufunc, self)
         return self._tape.record(ufunc, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
