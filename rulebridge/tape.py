@@ -153,11 +153,7 @@ class Tape:
         else:
             if not kwargs:
                 kwargs = NO_KWARGS
-            result = forward(values, kwargs)
-            try:
-                out, residuals = result
-            except (TypeError, ValueError):  # not a pair: the rule, not NumPy, is at fault
-                raise _malformed_forward(rule, result) from None
+            out, residuals = _call_forward(rule, values, kwargs)
         if type(out) is _ndarray or isinstance(out, np.generic):
             if out.dtype.kind not in _INEXACT:
                 return out
@@ -187,25 +183,29 @@ class Tape:
         if type(value) is _ndarray:
             dtype = value.dtype
             rule = self._rules_by_key.get((ufunc, dtype, value.ndim))
-            if rule is not None and type(rule.forward) is CallForward:
-                out = rule.forward.function(value)
+            if rule is not None:
                 values = (value,)
-                if type(out) is _ndarray and out.dtype is dtype:
-                    var = self.n_vars
-                    self.n_vars = var + 1
-                    inputs = self._last_outputs
-                    if inputs[0] != box._var:
-                        inputs = (box._var,)
-                    op = _new(Op)
-                    op.rule, op.args, op.kwargs, op.inputs = rule, values, NO_KWARGS, inputs
-                    op.outputs = self._last_outputs = (var,)
-                    op.structure, op.residuals = None, (out, values, None)
-                    self.ops.append(op)
-                    box = _new(self._box)
-                    box._value, box._var, box._tape = out, var, self
-                    return box
-                return self._record_output(rule, values, NO_KWARGS, (box._var,), out,
-                                           (out, values, None))
+                forward = rule.forward
+                if type(forward) is CallForward:
+                    out = forward.function(value)
+                    if type(out) is _ndarray and out.dtype is dtype:
+                        var = self.n_vars
+                        self.n_vars = var + 1
+                        inputs = self._last_outputs
+                        if inputs[0] != box._var:
+                            inputs = (box._var,)
+                        op = _new(Op)
+                        op.rule, op.args, op.kwargs, op.inputs = rule, values, NO_KWARGS, inputs
+                        op.outputs = self._last_outputs = (var,)
+                        op.structure, op.residuals = None, (out, values, None)
+                        self.ops.append(op)
+                        box = _new(self._box)
+                        box._value, box._var, box._tape = out, var, self
+                        return box
+                    residuals = (out, values, None)
+                else:
+                    out, residuals = _call_forward(rule, values, NO_KWARGS)
+                return self._record_output(rule, values, NO_KWARGS, (box._var,), out, residuals)
         return self.record(ufunc, (box,), NO_KWARGS)
 
     def _rule_for(self, function: Callable, values: tuple, key) -> Any:
@@ -446,6 +446,17 @@ def _record_escaped(function, args, kwargs):
         "differentiation (kept in a global, a closure or a cache after grad/vjp/trace returned). "
         "Its gradient can no longer be recorded; return plain results from differentiated "
         "functions, or compute this inside the differentiated function.")
+
+
+def _call_forward(rule, values: tuple, kwargs) -> tuple:
+    """`(output, residuals)` from a forward that is not a CallForward (debug mode's, a
+    first-use check's, another adapter's)."""
+    result = rule.forward(values, kwargs)
+    try:
+        out, residuals = result
+    except (TypeError, ValueError):  # not a pair: the rule, not NumPy, is at fault
+        raise _malformed_forward(rule, result) from None
+    return out, residuals
 
 
 def _malformed_forward(rule, result) -> Exception:

@@ -124,6 +124,24 @@ def test_malformed_forwards_are_caught_by_the_cheap_checks(hostile, behaviour):
     assert says in _contract_error()
 
 
+@pytest.mark.parametrize("behaviour", sorted(FORWARDS))
+def test_malformed_forwards_are_caught_when_the_rule_is_cached(hostile, behaviour):
+    """The first np.sin puts its rule in the tape's cache, so the second takes
+    Tape.record_elementwise, which must check the forward the same way."""
+    forward, says = FORWARDS[behaviour]
+    calls = []
+
+    def broken_the_second_time(out, args):
+        calls.append(out)
+        return forward(out, args) if len(calls) > 1 else (out, args)
+
+    hostile(forward=broken_the_second_time)
+    with pytest.raises(rb.RuleContractError) as info:
+        rb.vjp(lambda x: np.sin(np.sin(x)), X, source="hostile")
+    assert says in str(info.value) and "numpy.sin(float64[:])" in str(info.value)
+    assert len(calls) == 2
+
+
 def test_a_forwards_own_exception_is_numpys_own():
     # A forward computes NumPy's function: its errors (shapes, LinAlgError) stay what NumPy
     # raises, so the user sees the same error the plain program gives.
