@@ -169,7 +169,7 @@ class MutationState:
         args = (target, index, value)
         op = WriteOp(_write_rule(signature_of(args)), args, {}, (in_var, None, value_var),
                      (out_var,), None, record)
-        tape.ops.append(op)
+        tape.entries.append(op)
         self.writes.append(op)
         self.aliases.superseded[in_var] = out_var
         return out_var

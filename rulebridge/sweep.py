@@ -15,7 +15,7 @@ from .errors import RuleContractError
 from .rule import SparseCotangent
 from .signature import format_signature
 from .mutation import WriteOp
-from .tape import Tape
+from .tape import Tape, as_op
 
 _ndarray = np.ndarray
 _FIRST = (0,)
@@ -29,22 +29,19 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
         return tape.mutation.sweep(backward, tape, seeds)  # restores, then redoes, the writes
     cts: dict[int, Any] = dict(seeds)
     owned: set[int] = set()
-    for op in reversed(tape.ops):
-        outputs = op.outputs
-        single = op.structure is None
+    for op in reversed(tape.entries):
+        rule, args, kwargs, inputs, outputs, structure, residuals = op
+        single = structure is None
         if single:
             g = cts.pop(outputs[0], None)
             if g is None:
                 if type(op) is WriteOp:  # pullbacks before it need the values it overwrote
-                    op.residuals.swap()
+                    residuals.swap()
                 continue
         else:
             g = tuple(None if v is None else cts.pop(v, None) for v in outputs)
             if all(item is None for item in g):
                 continue
-        inputs = op.inputs
-        rule = op.rule
-        residuals = op.residuals
         unary_vjp = None
         if len(inputs) == 1 and type(inputs[0]) is int:
             argnums = _FIRST  # most ops: one traced array argument
@@ -69,7 +66,7 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
             if argnums is not _FIRST or type(in_cts) is not tuple or len(in_cts) != 1:
                 _distribute(cts, owned, op, argnums, in_cts)
                 continue
-            ct, primal = in_cts[0], op.args[0]
+            ct, primal = in_cts[0], args[0]
         # The common case inline: one dense cotangent of its argument's exact type.
         if (type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype
                 and ct.shape == primal.shape):
@@ -93,19 +90,19 @@ def _pullback(op, rule, residuals, g, argnums):
 
 
 def _pullback_failed(op, exc: Exception) -> RuleContractError:
-    return RuleContractError(f"the pullback of the {op.rule.source} rule for {_where(op)} raised "
-                             f"{type(exc).__name__}: {exc}")
+    return RuleContractError(f"the pullback of the {as_op(op).rule.source} rule for {_where(op)} "
+                             f"raised {type(exc).__name__}: {exc}")
 
 
 def _distribute(cts, owned, op, argnums, in_cts) -> None:
     """Check a pullback's cotangents against the contract and add each into its variable."""
+    rule, args, kwargs, inputs, outputs, structure, residuals = op
     if (type(in_cts) is not tuple and type(in_cts) is not list) or len(in_cts) != len(argnums):
         got = (f"{len(in_cts)} cotangent(s)" if type(in_cts) in (tuple, list)
                else f"a {type(in_cts).__name__} (not a tuple of cotangents)")
         raise RuleContractError(
-            f"the {op.rule.source} rule for {_where(op)} returned {got} for "
+            f"the {rule.source} rule for {_where(op)} returned {got} for "
             f"{len(argnums)} traced argument(s) {argnums}")
-    inputs, args = op.inputs, op.args
     for i, ct in zip(argnums, in_cts):
         if ct is None:
             continue
@@ -137,6 +134,7 @@ def _accumulate(cts, owned, var, ct):
 
 
 def _accumulate_sequence(cts, owned, item_vars, ct, op, i):
+    op = as_op(op)
     if len(ct) != len(item_vars):
         raise RuleContractError(
             f"the {op.rule.source} rule for {_where(op)} returned {len(ct)} cotangents for the "
@@ -165,7 +163,7 @@ def _add_sparse(cts, owned, var, ct, primal, op):
         ct.add_into(total)
     except Exception as exc:
         raise RuleContractError(
-            f"the sparse cotangent from the {op.rule.source} rule for {_where(op)} raised "
+            f"the sparse cotangent from the {as_op(op).rule.source} rule for {_where(op)} raised "
             f"{type(exc).__name__} adding into an array of its argument's shape and dtype "
             f"({_describe(primal)}): {exc}") from exc
     cts[var] = total
@@ -188,7 +186,7 @@ def _checked(ct, primal, op, i):
         if getattr(ct, "shape", None) == () and ct.dtype == expected:
             return ct
     raise RuleContractError(
-        f"the {op.rule.source} rule for {_where(op)} returned a cotangent of "
+        f"the {as_op(op).rule.source} rule for {_where(op)} returned a cotangent of "
         f"{_describe(ct)} for argument {i}, which is {_describe(primal)}: a cotangent must have "
         "its argument's shape and dtype")
 
@@ -207,4 +205,5 @@ def _describe(x) -> str:
 
 
 def _where(op) -> str:
-    return f"{op.rule.name}{format_signature(op.rule.signature)}"
+    rule = as_op(op).rule
+    return f"{rule.name}{format_signature(rule.signature)}"

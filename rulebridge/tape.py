@@ -3,14 +3,19 @@
 An op's id is its index in `Tape.ops`. Variables are integers handed out by `Tape.new_var`; an op
 names the variables it reads (`inputs`, aligned with its positional arguments) and the ones it
 defines (`outputs`). Replacing an op (`Tape.replace`) writes one slot and touches nothing else.
+
+The tape stores each op as a plain tuple in `Op`'s field order (`Tape.entries`): making and
+freeing an instance of a class costs twice what a tuple does, about 1.4k instructions an op on
+the recording path. `Tape.ops` names them: its items are `Op`s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -22,6 +27,7 @@ from .signature import format_spec, signature_of, spec_of
 
 _ndarray = np.ndarray
 _new = object.__new__
+_tuple_new = tuple.__new__
 _INEXACT = frozenset("fc")
 _LARGE_BYTES = 1 << 16  # below this, keeping an array costs less than shedding it
 # Scalar types a flat rule key spells by their type alone (see `record`).
@@ -29,30 +35,53 @@ FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.
 NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 
-class Op:
+class Op(NamedTuple):
     """One recorded call: `outputs = rule.function(*args, **kwargs)`.
 
     `inputs[i]` is the variable of positional argument `i` (an int), None for a constant, or a
     tuple of those for a list/tuple argument. `structure` is None for a single output, otherwise
-    the container type the function returned (tuple, list, or a namedtuple class)."""
+    the container type the function returned (tuple, list, or a namedtuple class). The tape keeps
+    ops as plain tuples in this field order, so engine code unpacks them."""
 
-    __slots__ = ("rule", "args", "kwargs", "inputs", "outputs", "structure", "residuals")
+    rule: Any
+    args: tuple
+    kwargs: Any
+    inputs: tuple
+    outputs: tuple
+    structure: Any
+    residuals: Any
 
-    def __init__(self, rule, args, kwargs, inputs, outputs, structure, residuals):
-        self.rule = rule
-        self.args = args
-        self.kwargs = kwargs
-        self.inputs = inputs
-        self.outputs = outputs
-        self.structure = structure
-        self.residuals = residuals
+
+class OpsView(Sequence):
+    """`Tape.ops`: the tape's ops as `Op`s, read-only; each item is named when it is read, O(1)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: list) -> None:
+        self._entries = entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [as_op(entry) for entry in self._entries[index]]
+        return as_op(self._entries[index])
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} ops>"
+
+
+def as_op(entry: tuple) -> Op:
+    """A stored op (a plain tuple, or an Op a user put there) as an Op."""
+    return entry if isinstance(entry, Op) else _tuple_new(Op, entry)
 
 
 class Tape:
     """Records ops while a function runs on `Traced` boxes; `print(tape)` shows them."""
 
     def __init__(self, source: str | None = None, registry: Registry = REGISTRY) -> None:
-        self.ops: list[Op] = []
+        self.entries: list[tuple] = []  # the ops as stored: see the module's docstring
         self.source = source
         if _debug.enabled():  # read once per tape: the per-op path is the same either way
             registry = _debug.CheckingRegistry(registry)
@@ -77,7 +106,11 @@ class Tape:
         self.holds_large = False  # an input or an op's output of _LARGE_BYTES or more
 
     def __len__(self) -> int:
-        return len(self.ops)
+        return len(self.entries)
+
+    @property
+    def ops(self) -> OpsView:
+        return OpsView(self.entries)
 
     def new_var(self) -> int:
         var = self.n_vars
@@ -165,12 +198,9 @@ class Tape:
             last = self._last_outputs
             if len(inputs) == 1 and last[0] == inputs[0]:
                 inputs = last  # `x = f(x)`: the previous op's (var,) tuple, not one more
-            op = _new(Op)  # Op(...) and Traced(...) as slot stores: a Python __init__ is a frame
-            op.rule, op.args, op.kwargs, op.inputs = rule, values, kwargs, inputs
-            op.outputs = self._last_outputs = (var,)
-            op.structure, op.residuals = None, residuals
-            self.ops.append(op)
-            box = _new(Traced)
+            outputs = self._last_outputs = (var,)
+            self.entries.append((rule, values, kwargs, inputs, outputs, None, residuals))
+            box = _new(Traced)  # Traced(...) as slot stores: a Python __init__ is a frame
             box._value, box._var, box._tape = out, var, self
             return box
         return self._record_output(rule, values, kwargs, inputs, out, residuals)
@@ -194,11 +224,9 @@ class Tape:
                         inputs = self._last_outputs
                         if inputs[0] != box._var:
                             inputs = (box._var,)
-                        op = _new(Op)
-                        op.rule, op.args, op.kwargs, op.inputs = rule, values, NO_KWARGS, inputs
-                        op.outputs = self._last_outputs = (var,)
-                        op.structure, op.residuals = None, (out, values, None)
-                        self.ops.append(op)
+                        outputs = self._last_outputs = (var,)
+                        self.entries.append((rule, values, NO_KWARGS, inputs, outputs, None,
+                                             (out, values, None)))
                         box = _new(self._box)
                         box._value, box._var, box._tape = out, var, self
                         return box
@@ -256,7 +284,8 @@ class Tape:
                 outputs.append(None)
                 boxed.append(item)
         if any(v is not None for v in outputs):
-            self.ops.append(Op(rule, values, kwargs, inputs, tuple(outputs), structure, residuals))
+            self.entries.append((rule, values, kwargs, inputs, tuple(outputs), structure,
+                                 residuals))
         return boxed[0] if structure is None else _rebuild(structure, boxed)
 
     def _unbox_sequence(self, function, seq):
@@ -296,24 +325,27 @@ class Tape:
         if self.mutation is not None or not self.holds_large:
             return
         self.holds_large = False  # once: a second call finds nothing left to shed
-        for op in self.ops:
-            if type(op) is not Op or not _holds_large(op):
+        entries = self.entries
+        for index, (rule, args, kwargs, inputs, outputs, structure,
+                    residuals) in enumerate(entries):
+            if not _holds_large(rule, args, residuals):
                 continue
-            forward = op.rule.forward
+            forward = rule.forward
             if type(forward) is CallForward and forward.compact is not None:
-                argnums = tuple(i for i, v in enumerate(op.inputs) if v is not None)
-                op.residuals = forward.compact(op.residuals, argnums)
-                if op.rule.unary_vjp is not None:  # it reads CallForward's residuals, now gone
-                    op.rule = dataclasses.replace(op.rule, unary_vjp=None)
-            op.args = tuple(_stand_in(value) if type(var) is int and _is_large(value) else value
-                            for value, var in zip(op.args, op.inputs))
+                argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
+                residuals = forward.compact(residuals, argnums)
+                if rule.unary_vjp is not None:  # it reads CallForward's residuals, now gone
+                    rule = dataclasses.replace(rule, unary_vjp=None)
+            args = tuple(_stand_in(value) if type(var) is int and _is_large(value) else value
+                         for value, var in zip(args, inputs))
+            entries[index] = (rule, args, kwargs, inputs, outputs, structure, residuals)
 
     # -- editing -------------------------------------------------------------------------------
 
     def replace(self, index: int, op: Op) -> None:
         """Put `op` in slot `index`: O(1). Its outputs may be more than the old op's: outputs keep
         their variables and new ones get fresh variables; no other op is renumbered."""
-        self.ops[index] = op
+        self.entries[index] = op
 
     # -- replay --------------------------------------------------------------------------------
 
@@ -360,10 +392,10 @@ def _is_large(x) -> bool:
     return type(x) is _ndarray and x.nbytes >= _LARGE_BYTES
 
 
-def _holds_large(op: Op) -> bool:
+def _holds_large(rule, args: tuple, residuals) -> bool:
     """A large argument, or a large output kept in a CallForward's residuals `(out, args, kw)`."""
-    return any(_is_large(value) for value in op.args) or (
-        type(op.rule.forward) is CallForward and _is_large(op.residuals[0]))
+    return any(_is_large(value) for value in args) or (
+        type(rule.forward) is CallForward and _is_large(residuals[0]))
 
 
 def _stand_in(array: np.ndarray) -> np.ndarray:

@@ -44,13 +44,14 @@ def test_gradient_call_count_is_linear_in_tape_length():
 
 def test_replacing_an_op_touches_only_its_slot():
     _, tape = rb.trace(chain(10), X)
-    before = list(tape.ops)
-    new = rb.Op(before[4].rule, before[4].args, {}, before[4].inputs,
-                (before[4].outputs[0], tape.new_var()), tuple, before[4].residuals)
+    before = list(tape.entries)
+    old = tape.ops[4]
+    new = rb.Op(old.rule, old.args, {}, old.inputs, (old.outputs[0], tape.new_var()), tuple,
+                old.residuals)
     tape.replace(4, new)
-    assert tape.ops[4] is new
-    assert all(a is b for i, (a, b) in enumerate(zip(before, tape.ops)) if i != 4)
-    assert [op.outputs for op in tape.ops[5:]] == [op.outputs for op in before[5:]]
+    assert tape.ops[4] is new and tape.entries[4] is new
+    assert all(a is b for i, (a, b) in enumerate(zip(before, tape.entries)) if i != 4)
+    assert [op.outputs for op in tape.ops[5:]] == [rb.Op(*op).outputs for op in before[5:]]
 
 
 def test_replacing_every_op_by_a_two_output_op_keeps_gradient_and_replay():
