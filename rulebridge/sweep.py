@@ -71,8 +71,10 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
         if (type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype
                 and ct.shape == primal.shape):
             var = inputs[0]
-            if cts.setdefault(var, ct) is not ct:  # the first contribution: kept by reference
+            if var in cts:  # (not setdefault's `is` test: two contributions can be one array)
                 _accumulate(cts, owned, var, ct)
+            else:
+                cts[var] = ct  # the first contribution, kept by reference
             continue
         if in_cts is None:  # what unary_vjp gave does not conform: the pullback conforms it
             in_cts = _pullback(op, rule, residuals, g, argnums)

@@ -173,3 +173,14 @@ def test_autograd_rules_carry_autograds_own_maker():
     rule = rb.trace(np.sin, x, source="autograd")[1].ops[0].rule
     ybar = np.linspace(-1.0, 2.0, 4)
     np.testing.assert_array_equal(rule.unary_vjp(np.sin(x), x)(ybar), ybar * np.cos(x))
+
+
+def test_two_contributions_that_are_one_array_both_count():
+    """The add's pullback hands the same array to both of its arguments, and copy's VJP returns
+    it as it is: x then receives one array object twice, which must count twice (found by
+    tests/fuzz; the sweep once took the second for the first)."""
+    def f(x):
+        return np.sum((np.copy(x) + x) * np.array([0.5, -2.0]))
+
+    np.testing.assert_array_equal(rb.grad(f, source="autograd")(np.array([1.0, 2.0])),
+                                  [1.0, -4.0])
