@@ -184,3 +184,14 @@ def test_two_contributions_that_are_one_array_both_count():
 
     np.testing.assert_array_equal(rb.grad(f, source="autograd")(np.array([1.0, 2.0])),
                                   [1.0, -4.0])
+
+
+def test_rule_checks_refuse_it_beside_residuals_of_another_form():
+    """unary_vjp reads CallForward's residuals; a rule whose forward keeps others is broken."""
+    x = np.linspace(-1.0, 1.0, 5)
+    rule = rb.Rule(np.sin, rb.signature_of((x,)),
+                   lambda args, kwargs: (np.sin(args[0]), args[0]),
+                   lambda x, g, argnums: (g * np.cos(x),), source="test",
+                   unary_vjp=lambda out, x: lambda g: g * np.cos(x))
+    result = rb.check_rule(rule, x)
+    assert result.status == "error" and "CallForward's residuals" in result.reason

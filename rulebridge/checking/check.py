@@ -317,7 +317,13 @@ def _same_unary_vjp(rule: Rule, args, kwargs, ybar, cts, rtol: float) -> None:
             or isinstance(ybar, (tuple, list))):
         return
     _, residuals = _call("forward", rule.forward, args, kwargs)
-    vjp = _call("unary_vjp", rule.unary_vjp, residuals[0], residuals[1][0])
+    try:
+        out, x = residuals[0], residuals[1][0]
+    except (TypeError, IndexError, KeyError):
+        raise _Verdict("error", "it has a unary_vjp, which reads CallForward's residuals "
+                                "(output, (x,), None), but its forward's residuals are a "
+                                f"{type(residuals).__name__} of another form") from None
+    vjp = _call("unary_vjp", rule.unary_vjp, out, x)
     ct = _call("unary_vjp's VJP", vjp, ybar)
     (expected,) = cts
     if type(ct) is not np.ndarray or ct.dtype != expected.dtype or ct.shape != expected.shape:
