@@ -36,6 +36,27 @@ def test_write_then_check_then_detect_a_stale_file(flipped, tmp_path, capsys):
     assert "stale" in capsys.readouterr().err
 
 
+def test_check_accepts_another_machine_s_error_figures_but_not_another_status(flipped, tmp_path,
+                                                                            capsys):
+    md, js = tmp_path / "m.md", tmp_path / "m.json"
+    options = ["--source", flipped, "--workers", "1", "--out", str(md), "--json", str(js)]
+    assert matrix_main(options + ["--status", str(tmp_path / "s.json")]) == 0
+    matrix = json.loads(js.read_text())
+    figures = [c for c in matrix["cells"] if c["max_rel_error"]]
+    assert figures
+    for cell in figures:
+        cell["max_rel_error"] *= 10  # as libm and BLAS kernels of another CPU may give
+    js.write_text(json.dumps(matrix))
+    assert matrix_main(options + ["--check"]) == 0
+    assert "differ from the committed ones" in capsys.readouterr().out
+
+    figures[0]["status"] = "pass"
+    js.write_text(json.dumps(matrix))
+    assert matrix_main(options + ["--check"]) == 1
+    err = capsys.readouterr().err
+    assert '"status": "pass"' in err and '"status": "fail"' in err and "stale" in err
+
+
 def test_the_cli_dispatches_to_the_matrix(capsys):
     from rulebridge.cli import main
 

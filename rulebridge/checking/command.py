@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from . import conventions, render, status
-from .matrix import DTYPES, SEED, Plan, run
+from .matrix import DTYPES, ERROR_FIGURE_FACTOR, SEED, Plan, changed_cells, run
 
 
 DEFAULT_JSON = "compat_matrix.json"
@@ -66,15 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     elapsed, cpu = time.perf_counter() - start, sum(row_seconds.values())
     text = render.to_json(matrix)
     if args.check:
-        problems = [_diff(path, new) for path, new in ((json_path, text), (out, markdown))]
+        problems = [_json_changes(json_path, json.loads(text)), _diff(out, markdown)]
         problems = [p for p in problems if p]
         if problems:
             print("\n".join(problems), file=sys.stderr)
             print("The committed matrix is stale: run `rulebridge matrix` and commit "
                   f"{out} and {json_path}.", file=sys.stderr)
             return 1
+        figures = "" if json_path.read_text() == text else (
+            f"; some error figures differ from the committed ones by less than "
+            f"{ERROR_FIGURE_FACTOR:.0f}x, as they do between machines")
         print(f"{out} and {json_path} are up to date ({elapsed:.0f} s, {cpu:.0f} CPU s in "
-              f"checks).")
+              f"checks{figures}).")
         return 0
     out.write_text(markdown)
     json_path.write_text(text)
@@ -112,6 +115,28 @@ def version_mismatch(json_path: Path, sources: list[str] | None) -> str:
             + "\n  ".join(changed) + "\nInstall the pinned versions (pip install -r "
             "requirements-dev.txt) or, if the upgrade is intended, regenerate with `rulebridge "
             "matrix` and review the changed cells.")
+
+
+def _json_changes(path: Path, fresh: dict, limit: int = 30) -> str:
+    """What differs between the committed JSON and a regenerated matrix, as `matrix.same_cell`
+    compares cells (a cell's error figure depends on the machine); "" when nothing does."""
+    try:
+        committed = json.loads(path.read_text())
+    except FileNotFoundError:
+        return f"{path} does not exist."
+    except json.JSONDecodeError as exc:
+        return f"{path} is not valid JSON ({exc})."
+    lines = []
+    head = {k: v for k, v in committed.items() if k != "cells"}
+    fresh_head = {k: v for k, v in fresh.items() if k != "cells"}
+    if head != fresh_head:
+        lines.append(f"{path}: committed {json.dumps(head)}\n  regenerated {json.dumps(fresh_head)}")
+    changed = changed_cells(committed.get("cells", []), fresh["cells"])
+    for old, new in changed[:limit]:
+        lines.append(f"{path}:\n- {json.dumps(old)}\n+ {json.dumps(new)}")
+    if len(changed) > limit:
+        lines.append(f"... {len(changed) - limit} more changed cells")
+    return "\n".join(lines)
 
 
 def _diff(path: Path, new: str, limit: int = 30) -> str:
