@@ -130,7 +130,8 @@ def _json_changes(path: Path, fresh: dict, limit: int = 30) -> str:
     head = {k: v for k, v in committed.items() if k != "cells"}
     fresh_head = {k: v for k, v in fresh.items() if k != "cells"}
     if head != fresh_head:
-        lines.append(f"{path}: committed {json.dumps(head)}\n  regenerated {json.dumps(fresh_head)}")
+        lines.append(f"{path}: committed {json.dumps(head)}\n"
+                     f"  regenerated {json.dumps(fresh_head)}")
     changed = changed_cells(committed.get("cells", []), fresh["cells"])
     for old, new in changed[:limit]:
         lines.append(f"{path}:\n- {json.dumps(old)}\n+ {json.dumps(new)}")

@@ -185,7 +185,8 @@ def same_cell(committed: dict, fresh: dict) -> bool:
     return high <= ERROR_FIGURE_FACTOR * low
 
 
-def changed_cells(committed: list[dict], fresh: list[dict]) -> list[tuple[dict | None, dict | None]]:
+def changed_cells(committed: list[dict],
+                  fresh: list[dict]) -> list[tuple[dict | None, dict | None]]:
     """The (committed, regenerated) pairs that disagree, in order; None where a side has no cell."""
     if len(committed) != len(fresh):
         longer = max(len(committed), len(fresh))
