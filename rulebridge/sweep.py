@@ -31,53 +31,50 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
     owned: set[int] = set()
     for op in reversed(tape.entries):
         rule, args, kwargs, inputs, outputs, structure, residuals = op
-        single = structure is None
-        if single:
+        if structure is None:
             g = cts.pop(outputs[0], None)
             if g is None:
                 if type(op) is WriteOp:  # pullbacks before it need the values it overwrote
                     residuals.swap()
                 continue
+            unary_vjp = rule.unary_vjp
+            if (unary_vjp is not None and type(residuals) is tuple and residuals[2] is None
+                    and len(inputs) == 1 and type(inputs[0]) is int):
+                # `y = f(x)` with residuals `(y, (x,), None)`: the source's VJP called here,
+                # without the pullback's frame around it. x comes from the residuals: Op.args
+                # may hold a stand-in (Tape.shed_large_values).
+                x = residuals[1][0]
+                try:
+                    ct = unary_vjp(residuals[0], x)(g)
+                except Exception as exc:
+                    raise _pullback_failed(op, exc) from exc
+                if (type(ct) is _ndarray and type(x) is _ndarray and ct.dtype is x.dtype
+                        and ct.shape == x.shape):
+                    var = inputs[0]
+                    if var in cts:  # (not setdefault's `is` test: both can be one array)
+                        _accumulate(cts, owned, var, ct)
+                    else:
+                        cts[var] = ct  # the first contribution, kept by reference
+                    continue
+                # What unary_vjp gave does not conform: the pullback conforms it.
         else:
             g = tuple(None if v is None else cts.pop(v, None) for v in outputs)
             if all(item is None for item in g):
                 continue
-        unary_vjp = None
         if len(inputs) == 1 and type(inputs[0]) is int:
             argnums = _FIRST  # most ops: one traced array argument
-            if (rule.unary_vjp is not None and single and type(residuals) is tuple
-                    and residuals[2] is None):
-                unary_vjp = rule.unary_vjp  # `y = f(x)`, residuals `(y, (x,), None)`
         elif len(inputs) == 2:  # binary operators
             argnums = _TRACED_OF_TWO[inputs[0] is not None, inputs[1] is not None]
         else:
             argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
-        if unary_vjp is not None:
-            # The source's VJP called here, without the pullback's frame around it. x comes
-            # from the residuals: Op.args may hold a stand-in (Tape.shed_large_values).
-            primal = residuals[1][0]
-            in_cts = None
-            try:
-                ct = unary_vjp(residuals[0], primal)(g)
-            except Exception as exc:
-                raise _pullback_failed(op, exc) from exc
-        else:
-            in_cts = _pullback(op, rule, residuals, g, argnums)
-            if argnums is not _FIRST or type(in_cts) is not tuple or len(in_cts) != 1:
-                _distribute(cts, owned, op, argnums, in_cts)
-                continue
+        in_cts = _pullback(op, rule, residuals, g, argnums)
+        if argnums is _FIRST and type(in_cts) is tuple and len(in_cts) == 1:
+            # The common case inline: one dense cotangent of its argument's exact type.
             ct, primal = in_cts[0], args[0]
-        # The common case inline: one dense cotangent of its argument's exact type.
-        if (type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype
-                and ct.shape == primal.shape):
-            var = inputs[0]
-            if var in cts:  # (not setdefault's `is` test: two contributions can be one array)
-                _accumulate(cts, owned, var, ct)
-            else:
-                cts[var] = ct  # the first contribution, kept by reference
-            continue
-        if in_cts is None:  # what unary_vjp gave does not conform: the pullback conforms it
-            in_cts = _pullback(op, rule, residuals, g, argnums)
+            if (type(ct) is _ndarray and type(primal) is _ndarray and ct.dtype is primal.dtype
+                    and ct.shape == primal.shape):
+                _accumulate(cts, owned, inputs[0], ct)
+                continue
         _distribute(cts, owned, op, argnums, in_cts)
     return cts
 

@@ -92,10 +92,13 @@ class Tape:
         # pair, the registry's invalidation clears both at once, and a new tape finds the
         # rules earlier tapes used (a small program's gradient paid ~3 us per op for the misses).
         self._rules_by_key: dict = self.rules
+        # The same dict again, for the inline path of `ufunc(x)` in Traced.__array_ufunc__:
+        # `intercept` empties it, so an intercepted tape's every op reaches `record`.
+        self.inline_rules: dict = self.rules
         self.n_vars = 0
         # The outputs of the op recorded last (any (var,) tuple before the first): a one-argument
         # op on that output shares the tuple as its inputs, one tuple fewer per op on a chain.
-        self._last_outputs: tuple = (None,)
+        self.last_outputs: tuple = (None,)
         self.inputs: list[int] = []  # variables of the traced arguments, in order
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
@@ -192,49 +195,18 @@ class Tape:
                 return out
             if out.nbytes >= _LARGE_BYTES:
                 self.holds_large = True  # see shed_large_values
-            # The same lines as in record_elementwise: a shared helper costs a frame per op.
+            # The same lines as in Traced.__array_ufunc__: a shared helper costs a frame per op.
             var = self.n_vars
             self.n_vars = var + 1
-            last = self._last_outputs
+            last = self.last_outputs
             if len(inputs) == 1 and last[0] == inputs[0]:
                 inputs = last  # `x = f(x)`: the previous op's (var,) tuple, not one more
-            outputs = self._last_outputs = (var,)
+            outputs = self.last_outputs = (var,)
             self.entries.append((rule, values, kwargs, inputs, outputs, None, residuals))
             box = _new(Traced)  # Traced(...) as slot stores: a Python __init__ is a frame
             box._value, box._var, box._tape = out, var, self
             return box
-        return self._record_output(rule, values, kwargs, inputs, out, residuals)
-
-    def record_elementwise(self, ufunc: np.ufunc, box) -> Any:
-        """`ufunc(x)` for a box `x` of this tape (`np.sin(x)`, `-x`): `record` for the commonest
-        op, using what a one-input ufunc guarantees. Its output has x's shape; when it also has
-        x's dtype, it is inexact and as large as x, which was measured when x was recorded."""
-        value = box._value
-        if type(value) is _ndarray:
-            dtype = value.dtype
-            rule = self._rules_by_key.get((ufunc, dtype, value.ndim))
-            if rule is not None:
-                values = (value,)
-                forward = rule.forward
-                if type(forward) is CallForward:
-                    out = forward.function(value)
-                    if type(out) is _ndarray and out.dtype is dtype:
-                        var = self.n_vars
-                        self.n_vars = var + 1
-                        inputs = self._last_outputs
-                        if inputs[0] != box._var:
-                            inputs = (box._var,)
-                        outputs = self._last_outputs = (var,)
-                        self.entries.append((rule, values, NO_KWARGS, inputs, outputs, None,
-                                             (out, values, None)))
-                        box = _new(self._box)
-                        box._value, box._var, box._tape = out, var, self
-                        return box
-                    residuals = (out, values, None)
-                else:
-                    out, residuals = _call_forward(rule, values, NO_KWARGS)
-                return self._record_output(rule, values, NO_KWARGS, (box._var,), out, residuals)
-        return self.record(ufunc, (box,), NO_KWARGS)
+        return self.record_output(rule, values, kwargs, inputs, out, residuals)
 
     def _rule_for(self, function: Callable, values: tuple, key) -> Any:
         """The rule for a signature this tape has not seen under `key` (None: no flat key)."""
@@ -257,10 +229,10 @@ class Tape:
         self.rules[(function, signature)] = rule
         return rule
 
-    def _record_output(self, rule, values, kwargs, inputs, out, residuals):
+    def record_output(self, rule, values, kwargs, inputs, out, residuals):
         """Record an op whose output the inline paths leave: several outputs, one that carries
         no gradient (an integer array, a shape, a count), or one of another dtype than a
-        one-input ufunc's argument (np.absolute of a complex array)."""
+        one-input ufunc's argument (np.absolute of a complex array, np.isnan)."""
         Traced = self._box
         if isinstance(out, (tuple, list)):
             structure, items = type(out), out
@@ -303,11 +275,12 @@ class Tape:
         return items, tuple(item_vars)
 
     def intercept(self, record: Callable) -> None:
-        """Send every op from now on through `record(function, args, kwargs)` instead: both
-        recording methods are shadowed on this instance, which keeps their hot paths free of a
-        check. A finished tape refuses boxes; a tape that wrote checks them for stale aliases."""
+        """Send every op from now on through `record(function, args, kwargs)` instead: `record`
+        is shadowed on this instance and `inline_rules` emptied, which keeps the hot paths free
+        of a check. A finished tape refuses boxes; a tape that wrote checks them for stale
+        aliases."""
         self.record = record
-        self.record_elementwise = lambda ufunc, box: record(ufunc, (box,), NO_KWARGS)
+        self.inline_rules = {}  # never filled: Traced.__array_ufunc__ then calls `record`
 
     def close(self) -> None:
         """The differentiated function has returned (or raised): from now on a box of this tape

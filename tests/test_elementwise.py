@@ -1,6 +1,6 @@
-"""`Tape.record_elementwise`, the recording path of one-input ufuncs (`np.sin(x)`, `-x`): outputs
-of another dtype, outputs that carry no gradient and Python-float boxes leave it for the general
-path with the same result, and a chain shares each op's (var,) tuple with the next."""
+"""The inline recording path of one-input ufuncs in `Traced.__array_ufunc__` (`np.sin(x)`, `-x`):
+outputs of another dtype, outputs that carry no gradient and Python-float boxes leave it for the
+general path with the same result, and a chain shares each op's (var,) tuple with the next."""
 
 import autograd
 import autograd.numpy as anp

@@ -126,8 +126,8 @@ def test_malformed_forwards_are_caught_by_the_cheap_checks(hostile, behaviour):
 
 @pytest.mark.parametrize("behaviour", sorted(FORWARDS))
 def test_malformed_forwards_are_caught_when_the_rule_is_cached(hostile, behaviour):
-    """The first np.sin puts its rule in the tape's cache, so the second takes
-    Tape.record_elementwise, which must check the forward the same way."""
+    """The first np.sin puts its rule in the tape's cache, so the second reaches the cached rule
+    from Traced.__array_ufunc__, whose path must check the forward the same way."""
     forward, says = FORWARDS[behaviour]
     calls = []
 

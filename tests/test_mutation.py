@@ -187,7 +187,7 @@ def sin_of_ravel_after_base_written(u):
     v = u.ravel()
     w = np.sin(u)  # before the write, and it puts np.sin's rule in the tape's cache
     u[2] = 0.0
-    return np.sum(np.sin(v) + w)  # so this takes Tape.record_elementwise's inline path
+    return np.sum(np.sin(v) + w)  # so this takes Traced.__array_ufunc__'s inline path
 
 
 @pytest.mark.parametrize("program, match", [
