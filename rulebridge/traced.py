@@ -194,39 +194,77 @@ _DIRECT_OPERANDS = FLAT_SCALARS | {Traced, np.ndarray}
 
 
 def _binary(function, reflected=False):
+    arithmetic = _ARITHMETIC[function]
     if reflected:
         def op(self, other):
             if type(other) in _DIRECT_OPERANDS:
                 out = self._tape.record(function, (other, self), NO_KWARGS)
             else:
                 out = function(other, self)
-            return _python_number_if_python(out, self, other)
+            if type(self._value) is _ndarray:
+                return out
+            return _as_plain_arithmetic_gives(out, arithmetic, other, self)
     else:
         def op(self, other):
             if type(other) in _DIRECT_OPERANDS:
                 out = self._tape.record(function, (self, other), NO_KWARGS)
             else:
                 out = function(self, other)
-            return _python_number_if_python(out, self, other)
+            if type(self._value) is _ndarray:
+                return out
+            return _as_plain_arithmetic_gives(out, arithmetic, self, other)
     return op
 
 
 def _unary(function):
+    arithmetic = _ARITHMETIC[function]
+
     def op(self):
-        return _python_number_if_python(function(self), self, 0)
+        out = function(self)
+        if type(self._value) is _ndarray:
+            return out
+        return _as_plain_arithmetic_gives(out, arithmetic, self)
     return op
 
 
 _PYTHON_NUMBERS = frozenset((bool, int, float, complex))
+_ARITHMETIC = {
+    np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+    np.divide: operator.truediv, np.floor_divide: operator.floordiv, np.remainder: operator.mod,
+    np.power: operator.pow, np.matmul: operator.matmul, np.less: operator.lt,
+    np.less_equal: operator.le, np.greater: operator.gt, np.greater_equal: operator.ge,
+    np.equal: operator.eq, np.not_equal: operator.ne, np.negative: operator.neg,
+    np.positive: operator.pos, np.absolute: operator.abs,
+}
 
 
-def _python_number_if_python(out, box, other):
-    """Python arithmetic on Python numbers (`x ** 3`, `2.5 * x`, `-x` for a float `x`) gives a
-    Python number, which NumPy's promotion treats as weak (NEP 50); the ufunc gives a strong
-    np.float64 that would turn every float32 array it later meets into float64."""
-    if type(box._value) in _PYTHON_NUMBERS and type(out) is Traced and (
-            type(other._value if type(other) is Traced else other) in _PYTHON_NUMBERS):
-        out._value = out._value.item()
+def _as_plain_arithmetic_gives(out, arithmetic, *operands):
+    """`out` (recorded by the ufunc's rule) holding the value the operator gives on the plain
+    operands when none of them is an array: Python's arithmetic or NumPy's scalar math, what the
+    program computes when it is not traced. The ufunc differs from both. On Python numbers they
+    give a Python number, which NumPy's promotion treats as weak (NEP 50), where the ufunc gives a
+    strong np.float64 that would turn every float32 array it later meets into float64. And for
+    `**` they call libm's pow where the ufunc may call a SIMD kernel of its own: on an AVX-512
+    machine `2.0 ** np.float32(t)` and `np.power(2.0, np.float32(t))` differed in the last bit
+    for 19% of t."""
+    if type(out) is not Traced:
+        return out  # a comparison's bool, or an output without gradient
+    values = [a._value if type(a) is Traced else a for a in operands]
+    if any(type(v) is _ndarray for v in values):
+        return out
+    value = arithmetic(*values)
+    ufunc_value = out._value
+    expected = type(ufunc_value)
+    if all(type(v) in _PYTHON_NUMBERS for v in values):
+        expected = type(ufunc_value.item())
+    if type(value) is not expected:  # Python's `(-8.0) ** 0.5` is complex; the ufunc's is nan
+        raise TracingError(
+            f"operator.{arithmetic.__name__}{tuple(values)!r} is a {type(value).__name__} in "
+            f"plain Python but a {expected.__name__} from the ufunc whose rule was recorded, so "
+            "the traced program cannot follow it. Pass the input as a NumPy scalar or array of "
+            "the dtype you want (np.complex128(x) for a complex result): NumPy's arithmetic "
+            "keeps its dtype.")
+    out._value = value
     return out
 
 
