@@ -119,7 +119,8 @@ class Traced:
         self._refuse("complex()", "Keep it an array.")
 
     def __int__(self):
-        self._refuse("int()", "Integer values carry no gradient; compute indices from plain arrays.")
+        self._refuse("int()",
+                     "Integer values carry no gradient; compute indices from plain arrays.")
 
     __index__ = __int__
 
@@ -201,7 +202,7 @@ def _binary(function, reflected=False):
                 out = self._tape.record(function, (other, self), NO_KWARGS)
             else:
                 out = function(other, self)
-            if type(self._value) is _ndarray:
+            if type(self._value) is _ndarray or type(out) is not Traced:
                 return out
             return _as_plain_arithmetic_gives(out, arithmetic, other, self)
     else:
@@ -210,7 +211,7 @@ def _binary(function, reflected=False):
                 out = self._tape.record(function, (self, other), NO_KWARGS)
             else:
                 out = function(self, other)
-            if type(self._value) is _ndarray:
+            if type(self._value) is _ndarray or type(out) is not Traced:
                 return out
             return _as_plain_arithmetic_gives(out, arithmetic, self, other)
     return op
@@ -221,7 +222,7 @@ def _unary(function):
 
     def op(self):
         out = function(self)
-        if type(self._value) is _ndarray:
+        if type(self._value) is _ndarray or type(out) is not Traced:
             return out
         return _as_plain_arithmetic_gives(out, arithmetic, self)
     return op
@@ -238,7 +239,10 @@ _ARITHMETIC = {
 }
 
 
-def _as_plain_arithmetic_gives(out, arithmetic, *operands):
+_UNARY = object()  # the absent second operand of `-x`, `abs(x)`
+
+
+def _as_plain_arithmetic_gives(out, arithmetic, a, b=_UNARY):
     """`out` (recorded by the ufunc's rule) holding the value the operator gives on the plain
     operands when none of them is an array: Python's arithmetic or NumPy's scalar math, what the
     program computes when it is not traced. The ufunc differs from both. On Python numbers they
@@ -247,19 +251,22 @@ def _as_plain_arithmetic_gives(out, arithmetic, *operands):
     `**` they call libm's pow where the ufunc may call a SIMD kernel of its own: on an AVX-512
     machine `2.0 ** np.float32(t)` and `np.power(2.0, np.float32(t))` differed in the last bit
     for 19% of t."""
-    if type(out) is not Traced:
-        return out  # a comparison's bool, or an output without gradient
-    values = [a._value if type(a) is Traced else a for a in operands]
-    if any(type(v) is _ndarray for v in values):
-        return out
-    value = arithmetic(*values)
+    # (No generators here: on a loop of scalar ops they cost more than the rest of the op.)
+    a = a._value if type(a) is Traced else a
+    if b is _UNARY:
+        operands, value = (a,), arithmetic(a)
+        python = type(a) in _PYTHON_NUMBERS
+    else:
+        b = b._value if type(b) is Traced else b
+        if type(b) is _ndarray or type(a) is _ndarray:
+            return out
+        operands, value = (a, b), arithmetic(a, b)
+        python = type(a) in _PYTHON_NUMBERS and type(b) in _PYTHON_NUMBERS
     ufunc_value = out._value
-    expected = type(ufunc_value)
-    if all(type(v) in _PYTHON_NUMBERS for v in values):
-        expected = type(ufunc_value.item())
+    expected = type(ufunc_value.item()) if python else type(ufunc_value)
     if type(value) is not expected:  # Python's `(-8.0) ** 0.5` is complex; the ufunc's is nan
         raise TracingError(
-            f"operator.{arithmetic.__name__}{tuple(values)!r} is a {type(value).__name__} in "
+            f"operator.{arithmetic.__name__}{operands!r} is a {type(value).__name__} in "
             f"plain Python but a {expected.__name__} from the ufunc whose rule was recorded, so "
             "the traced program cannot follow it. Pass the input as a NumPy scalar or array of "
             "the dtype you want (np.complex128(x) for a complex result): NumPy's arithmetic "

@@ -53,10 +53,12 @@ def test_scalar_operators_give_numpys_scalar_values():
 
 def test_python_arithmetic_the_rule_cannot_follow_is_refused():
     # Python's `(-2.0) ** 0.5` is complex, np.power's nan: neither value may pass silently.
-    with pytest.raises(rb.TracingError, match=r"operator\.pow\(-2\.0, 0\.5\) is a complex"):
-        rb.grad(lambda x: (-x) ** 0.5)(2.0)
-    with pytest.raises(ZeroDivisionError):  # as the untraced program raises
-        rb.grad(lambda x: x / 0.0)(2.0)
+    # (The recorded ufunc runs first and warns as NumPy does: not what this test is about.)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        with pytest.raises(rb.TracingError, match=r"operator\.pow\(-2\.0, 0\.5\) is a complex"):
+            rb.grad(lambda x: (-x) ** 0.5)(2.0)
+        with pytest.raises(ZeroDivisionError):  # as the untraced program raises
+            rb.grad(lambda x: x / 0.0)(2.0)
 
 
 RNG = np.random.default_rng(8)
