@@ -11,7 +11,6 @@ the recording path. `Tape.ops` names them: its items are `Op`s.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Sequence
 from types import MappingProxyType
@@ -23,13 +22,14 @@ from . import debugmode as _debug
 from .errors import NestedDifferentiationError, RuleContractError
 from .registry import REGISTRY, Registry
 from .rule import CallForward, function_name
-from .signature import format_spec, signature_of, spec_of
+from .listing import format_tape
+from .shedding import LARGE_BYTES, shed_large_values
+from .signature import signature_of
 
 _ndarray = np.ndarray
 _new = object.__new__
 _tuple_new = tuple.__new__
 _INEXACT = frozenset("fc")
-_LARGE_BYTES = 1 << 16  # below this, keeping an array costs less than shedding it
 # Scalar types a flat rule key spells by their type alone (see `record`).
 FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
 NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
@@ -106,7 +106,7 @@ class Tape:
         # Set by the first in-place write (rulebridge/mutation.py), which also shadows `record`
         # on this instance with a checking version: call it as `tape.record(...)`.
         self.mutation = None
-        self.holds_large = False  # an input or an op's output of _LARGE_BYTES or more
+        self.holds_large = False  # an input or an op's output of LARGE_BYTES or more
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -125,7 +125,7 @@ class Tape:
         var = self.new_var()
         self.inputs.append(var)
         self.values[var] = value
-        if getattr(value, "nbytes", 0) >= _LARGE_BYTES:
+        if getattr(value, "nbytes", 0) >= LARGE_BYTES:
             self.holds_large = True
         return Traced(value, var, self)
 
@@ -193,7 +193,7 @@ class Tape:
         if type(out) is _ndarray or isinstance(out, np.generic):
             if out.dtype.kind not in _INEXACT:
                 return out
-            if out.nbytes >= _LARGE_BYTES:
+            if out.nbytes >= LARGE_BYTES:
                 self.holds_large = True  # see shed_large_values
             # The same lines as in Traced.__array_ufunc__: a shared helper costs a frame per op.
             var = self.n_vars
@@ -247,7 +247,7 @@ class Tape:
         outputs, boxed = [], []
         for item in items:
             if _is_inexact(item):
-                if getattr(item, "nbytes", 0) >= _LARGE_BYTES:
+                if getattr(item, "nbytes", 0) >= LARGE_BYTES:
                     self.holds_large = True
                 var = self.new_var()
                 outputs.append(var)
@@ -288,30 +288,9 @@ class Tape:
         self.intercept(_record_escaped)
 
     def shed_large_values(self) -> None:
-        """Before a sweep: keep a large array alive only where a pullback needs it. An op's
-        traced arguments become stand-ins of the same shape and dtype (all the sweep reads of
-        them), and a `CallForward` rule may compact its residuals (`compact`). Holding every
-        large intermediate raised the peak memory of a gradient above autograd's, which cost page
-        faults and cache misses on each call (issue 6's kron rows). A tape that wrote into arrays
-        is left as it is: its sweep restores overwritten values, which a VJP made now, at the end
-        of the forward, could read before they are restored."""
-        if self.mutation is not None or not self.holds_large:
-            return
-        self.holds_large = False  # once: a second call finds nothing left to shed
-        entries = self.entries
-        for index, (rule, args, kwargs, inputs, outputs, structure,
-                    residuals) in enumerate(entries):
-            if not _holds_large(rule, args, residuals):
-                continue
-            forward = rule.forward
-            if type(forward) is CallForward and forward.compact is not None:
-                argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
-                residuals = forward.compact(residuals, argnums)
-                if rule.unary_vjp is not None:  # it reads CallForward's residuals, now gone
-                    rule = dataclasses.replace(rule, unary_vjp=None)
-            args = tuple(_stand_in(value) if type(var) is int and _is_large(value) else value
-                         for value, var in zip(args, inputs))
-            entries[index] = (rule, args, kwargs, inputs, outputs, structure, residuals)
+        """Before a sweep: keep a large array alive only where a pullback needs it
+        (rulebridge/shedding.py)."""
+        shed_large_values(self)
 
     # -- editing -------------------------------------------------------------------------------
 
@@ -349,58 +328,9 @@ class Tape:
     # -- printing ------------------------------------------------------------------------------
 
     def __str__(self) -> str:
-        lines = [f"Tape with {len(self.ops)} ops"]
-        for var in self.inputs:
-            lines.append(f"  input %{var}::{format_spec(spec_of(self.values[var]))}")
-        for op in self.ops:
-            lines.append("  " + format_op(op))
-        if self.outputs is not None:
-            lines.append(f"  return {_format_result(self.outputs)}")
-        return "\n".join(lines)
+        return format_tape(self)
 
     __repr__ = __str__
-
-
-def _is_large(x) -> bool:
-    return type(x) is _ndarray and x.nbytes >= _LARGE_BYTES
-
-
-def _holds_large(rule, args: tuple, residuals) -> bool:
-    """A large argument, or a large output kept in a CallForward's residuals `(out, args, kw)`."""
-    return any(_is_large(value) for value in args) or (
-        type(rule.forward) is CallForward and _is_large(residuals[0]))
-
-
-def _stand_in(array: np.ndarray) -> np.ndarray:
-    """A read-only array of `array`'s shape and dtype that owns one element."""
-    return np.broadcast_to(np.zeros((), array.dtype), array.shape)
-
-
-def format_op(op: Op) -> str:
-    outs = ", ".join("_" if v is None else f"%{v}" for v in op.outputs)
-    name = function_name(op.rule.function).rsplit(".", 1)[-1]
-    args = ", ".join(_format_arg(a, v) for a, v in zip(op.args, op.inputs))
-    kwargs = "".join(f", {k}={v!r}" for k, v in op.kwargs.items())
-    return f"{outs} = {name}({args}{kwargs})  [{op.rule.source}]"
-
-
-def _format_arg(value, var) -> str:
-    if type(var) is int:
-        return f"%{var}"
-    if type(var) is tuple:
-        return "[" + ", ".join(_format_arg(a, v) for a, v in zip(value, var)) + "]"
-    if isinstance(value, _ndarray):
-        return f"const {format_spec(spec_of(value))}"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _format_result(result) -> str:
-    if type(result) is int:
-        return f"%{result}"
-    if isinstance(result, (tuple, list)):
-        return "(" + ", ".join(_format_result(r) for r in result) + ")"
-    return "const"
 
 
 def _substitute(value, var, env):

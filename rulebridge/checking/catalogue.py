@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..rule import function_name
-from .domains import NONZERO, REAL, Arr
+from .domains import REAL, Arr
 
 NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft")
 UFUNC_NAMESPACES = ("scipy.special",)
@@ -87,10 +87,6 @@ def shaped(*calls: tuple) -> list[Case]:
 
 def of(*cases: Case) -> list[Case]:
     return list(cases)
-
-
-def nonzero_unary() -> list[Case]:
-    return unary(NONZERO)
 
 
 def _tables() -> dict[str, list[Case]]:

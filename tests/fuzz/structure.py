@@ -60,10 +60,10 @@ def tile(b):
     if a is None or 2 * np.size(b.value(a)) > MAX_SIZE:
         return False
     ndim = np.ndim(b.value(a))
-    form = b.choice([f"np.tile({{a}}, 2)", f"np.repeat({{a}}, 2, axis={b.integer(0, ndim - 1)})",
+    form = b.choice(["np.tile({a}, 2)", f"np.repeat({{a}}, 2, axis={b.integer(0, ndim - 1)})",
                      f"np.roll({{a}}, {b.integer(-2, 2)}, axis={b.integer(0, ndim - 1)})",
-                     f"np.broadcast_to({{a}}, (2,) + {{a}}.shape)", "np.flipud({a})",
-                     f"np.rot90({{a}})" if ndim >= 2 else "np.fliplr(np.atleast_2d({a}))"])
+                     "np.broadcast_to({a}, (2,) + {a}.shape)", "np.flipud({a})",
+                     "np.rot90({a})" if ndim >= 2 else "np.fliplr(np.atleast_2d({a}))"])
     return b.emit(f"{{out}} = {form.format(a=a)}")
 
 
