@@ -229,6 +229,7 @@ def _unary(function):
 
 
 _PYTHON_NUMBERS = frozenset((bool, int, float, complex))
+_NUMBERS = (np.generic, int, float, complex)  # Python's and NumPy's scalars
 _ARITHMETIC = {
     np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
     np.divide: operator.truediv, np.floor_divide: operator.floordiv, np.remainder: operator.mod,
@@ -244,7 +245,7 @@ _UNARY = object()  # the absent second operand of `-x`, `abs(x)`
 
 def _as_plain_arithmetic_gives(out, arithmetic, a, b=_UNARY):
     """`out` (recorded by the ufunc's rule) holding the value the operator gives on the plain
-    operands when none of them is an array: Python's arithmetic or NumPy's scalar math, what the
+    operands when all of them are numbers: Python's arithmetic or NumPy's scalar math, what the
     program computes when it is not traced. The ufunc differs from both. On Python numbers they
     give a Python number, which NumPy's promotion treats as weak (NEP 50), where the ufunc gives a
     strong np.float64 that would turn every float32 array it later meets into float64. And for
@@ -258,8 +259,8 @@ def _as_plain_arithmetic_gives(out, arithmetic, a, b=_UNARY):
         python = type(a) in _PYTHON_NUMBERS
     else:
         b = b._value if type(b) is Traced else b
-        if type(b) is _ndarray or type(a) is _ndarray:
-            return out
+        if not isinstance(b, _NUMBERS) or type(a) is _ndarray:
+            return out  # an array or a sequence: NumPy's operator is the ufunc
         operands, value = (a, b), arithmetic(a, b)
         python = type(a) in _PYTHON_NUMBERS and type(b) in _PYTHON_NUMBERS
     ufunc_value = out._value

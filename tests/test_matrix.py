@@ -50,6 +50,11 @@ def test_a_cell_s_facts_must_match_and_its_error_figure_only_roughly():
     assert not same_cell(cell, dict(cell, status="fail"))
     assert not same_cell(cell, dict(cell, signature="(float64[:, :, :])"))
     assert same_cell(dict(cell, max_rel_error=0.0), dict(cell, max_rel_error=3e-17))
+    nan, inf = float("nan"), float("inf")
+    assert same_cell(dict(cell, max_rel_error=nan), dict(cell, max_rel_error=nan))
+    assert same_cell(dict(cell, max_rel_error=inf), dict(cell, max_rel_error=inf))
+    assert not same_cell(cell, dict(cell, max_rel_error=nan))
+    assert not same_cell(cell, dict(cell, max_rel_error=inf))
     assert changed_cells([cell], [cell, cell]) == [(None, cell)]
 
 

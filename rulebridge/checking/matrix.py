@@ -181,6 +181,8 @@ def same_cell(committed: dict, fresh: dict) -> bool:
     old, new = committed.get("max_rel_error"), fresh.get("max_rel_error")
     if old is None or new is None:
         return old is new
+    if old != old or new != new:  # NaN matches only NaN (inf, like any figure, only inf)
+        return old != old and new != new
     low, high = sorted((max(old, _ERROR_FLOOR), max(new, _ERROR_FLOOR)))
     return high <= ERROR_FIGURE_FACTOR * low
 
