@@ -20,9 +20,9 @@ import numpy as np
 
 from . import debugmode as _debug
 from .errors import NestedDifferentiationError, RuleContractError
+from .listing import format_tape
 from .registry import REGISTRY, Registry
 from .rule import CallForward, function_name
-from .listing import format_tape
 from .shedding import LARGE_BYTES, shed_large_values
 from .signature import signature_of
 
