@@ -4,7 +4,7 @@
 2. Replacing every op of a 100k-op tape by a two-output op (`Tape.replace`, in its own slot, no
    renumbering) costs linear time, and so does the reverse sweep over the replaced tape. The
    replacing loop runs with Python's cyclic collector paused, as the engine's own passes over a
-   tape do (rulebridge/collector.py): with it running, the collections the loop's allocations
+   tape do (rulebridge/engine/collector.py): with it running, the collections the loop's allocations
    start walk the whole live tape, and that cost grows faster than the tape through the cache
    (it is printed too, for information).
 
@@ -21,8 +21,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
-from rulebridge.collector import collector_paused  # noqa: E402
-from rulebridge.sweep import backward  # noqa: E402
+from rulebridge.engine.collector import collector_paused  # noqa: E402
+from rulebridge.engine.sweep import backward  # noqa: E402
 from timing import add_clock_option, median_seconds, now, use_clock  # noqa: E402
 
 X = np.linspace(0.1, 1.0, 10)

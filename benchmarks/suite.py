@@ -116,7 +116,7 @@ class Case:
     function: Callable
     make_args: Callable[[np.random.Generator], tuple]
     autograd: bool = True  # expressible in autograd (no item assignment)
-    mutates: bool = False  # needs rulebridge's mutation support (rulebridge/mutation.py)
+    mutates: bool = False  # needs rulebridge's mutation support (rulebridge/writes/write.py)
 
 
 CASES = [

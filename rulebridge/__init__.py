@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
+from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .api import grad, trace, value_and_grad, vjp
 from .errors import (AdapterError, Declined, MutationError, NestedDifferentiationError,
                      NoRuleError, RulebridgeError, RuleContractError, TracingError)
-from .registry import REGISTRY
-from .rule import CallForward, Rule, SparseCotangent, function_name
-from .signature import Signature, SpecInfo, format_signature, format_spec, signature_of, spec_of
-from .tape import Op, Tape
-from .traced import Traced
+from .rules.registry import REGISTRY
+from .rules.rule import CallForward, Rule, SparseCotangent, function_name
+from .rules.signature import Signature, SpecInfo, format_signature, format_spec, signature_of, spec_of
+from .engine.tape import Op, Tape
+from .engine.box import Traced
 
 __version__ = "0.1.0"
 
@@ -53,7 +53,7 @@ __all__ = [
     "register_adapter", "rules", "signature_of", "spec_of", "trace", "value_and_grad", "vjp",
 ]
 
-from .conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported  # noqa: E402
+from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported  # noqa: E402
 
 __all__ += ["DIFFERENTIABLE_DTYPES", "conform_cotangent", "decline_unsupported"]
 
@@ -67,12 +67,12 @@ _status.install(REGISTRY)  # the committed matrix's results choose among sources
 _firstuse.enable_from_environment()
 
 from .errors import AdapterWarning, ImportRuleError  # noqa: E402
-from .imports import import_rule  # noqa: E402
-from .signature import parse_signature  # noqa: E402
-from .speed import measure_rules  # noqa: E402
+from .import_rule import import_rule  # noqa: E402
+from .rules.signature import parse_signature  # noqa: E402
+from .rules.speed import measure_rules  # noqa: E402
 
 __all__ += ["AdapterWarning", "ImportRuleError", "import_rule", "measure_rules", "parse_signature"]
 
-from .debugmode import debug, enabled as debug_enabled  # noqa: E402
+from .checking.debug import debug, enabled as debug_enabled  # noqa: E402
 
 __all__ += ["debug", "debug_enabled"]

@@ -7,11 +7,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .collector import collector_paused
+from .engine.collector import collector_paused
 from .errors import NestedDifferentiationError
-from .sweep import backward
-from .tape import Tape
-from .traced import Traced
+from .engine.sweep import backward
+from .engine.tape import Tape
+from .engine.box import Traced
 
 _ndarray = np.ndarray
 

@@ -1,4 +1,4 @@
-"""The cyclic garbage collector is paused while a tape records and sweeps (rulebridge/collector.py)
+"""The cyclic garbage collector is paused while a tape records and sweeps (rulebridge/engine/collector.py)
 and is always given back as the user left it: after a gradient, after an exception, with other
 threads tracing, and when the user had disabled it."""
 

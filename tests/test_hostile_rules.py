@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
-from rulebridge.registry import REGISTRY
-from rulebridge.tape import Tape
+from rulebridge.rules.registry import REGISTRY
+from rulebridge.engine.tape import Tape
 
 
 class HostileAdapter(rb.Adapter):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
-from rulebridge.sweep import backward
+from rulebridge.engine.sweep import backward
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from linear import X, chain, replace_all  # noqa: E402

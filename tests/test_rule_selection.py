@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
-from rulebridge.registry import REGISTRY
+from rulebridge.rules.registry import REGISTRY
 
 
 def _marked_failed(*sources):

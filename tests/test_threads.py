@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
-from rulebridge.registry import REGISTRY, Registry
+from rulebridge.rules.registry import REGISTRY, Registry
 
 THREADS = 8
 RNG = np.random.default_rng(8)

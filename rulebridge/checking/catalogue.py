@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..rule import function_name
+from ..rules.rule import function_name
 from .domains import REAL, Arr
 
 NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft")

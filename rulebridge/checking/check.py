@@ -18,8 +18,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..rule import Rule, function_name
-from ..signature import format_signature, signature_of
+from ..rules.rule import Rule, function_name
+from ..rules.signature import format_signature, signature_of
 from .fd import directional, flat_outputs, is_inexact, widen
 from .result import CheckResult
 

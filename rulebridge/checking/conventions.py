@@ -9,7 +9,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import NoRuleError
-from ..signature import signature_of
+from ..rules.signature import signature_of
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import os
 import warnings
 from dataclasses import dataclass, fields
 
-from ..registry import REGISTRY
-from ..rule import Rule
+from ..rules.registry import REGISTRY
+from ..rules.rule import Rule
 from .check import check_call
 from .result import RuleCheckError
 

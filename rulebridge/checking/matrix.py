@@ -21,8 +21,8 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from ..errors import AdapterError, NoRuleError
-from ..registry import REGISTRY
-from ..signature import format_signature, signature_of
+from ..rules.registry import REGISTRY
+from ..rules.signature import format_signature, signature_of
 from .catalogue import cases_for, rows
 from .check import check_call
 from .domains import build_args

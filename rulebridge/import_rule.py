@@ -17,13 +17,13 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .adapter import Adapter
+from .rules.adapter import Adapter
 from .checking import UncheckedRuleWarning, check_rule
 from .errors import AdapterError, Declined, ImportRuleError
-from .registry import REGISTRY
-from .rule import Rule, function_name
-from .signature import Signature, SpecInfo, format_signature, parse_signature, signature_of
-from .traced import Traced, _contains_box, _positional
+from .rules.registry import REGISTRY
+from .rules.rule import Rule, function_name
+from .rules.signature import Signature, SpecInfo, format_signature, parse_signature, signature_of
+from .engine.box import Traced, _contains_box, _positional
 
 
 def import_rule(function: Callable | str | None = None, source: str | Sequence[str] | None = None,

@@ -21,9 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .errors import RuleContractError
-from .rule import Rule
-from .signature import format_signature
+from ..errors import RuleContractError
+from ..rules.rule import Rule
+from ..rules.signature import format_signature
 
 ENVIRONMENT_VARIABLE = "RULEBRIDGE_DEBUG"
 _enabled = os.environ.get(ENVIRONMENT_VARIABLE, "") not in ("", "0")

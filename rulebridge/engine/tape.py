@@ -18,13 +18,13 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import debugmode as _debug
-from .errors import NestedDifferentiationError, RuleContractError
+from ..checking import debug as _debug
+from ..errors import NestedDifferentiationError, RuleContractError
 from .listing import format_tape
-from .registry import REGISTRY, Registry
-from .rule import CallForward, function_name
+from ..rules.registry import REGISTRY, Registry
+from ..rules.rule import CallForward, function_name
 from .shedding import LARGE_BYTES, shed_large_values
-from .signature import signature_of
+from ..rules.signature import signature_of
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -103,7 +103,7 @@ class Tape:
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
         self._box = _traced_class()  # the box type, read from here on every hot path
-        # Set by the first in-place write (rulebridge/mutation.py), which also shadows `record`
+        # Set by the first in-place write (rulebridge/writes/write.py), which also shadows `record`
         # on this instance with a checking version: call it as `tape.record(...)`.
         self.mutation = None
         self.holds_large = False  # an input or an op's output of LARGE_BYTES or more
@@ -220,8 +220,8 @@ class Tape:
 
     def _lookup(self, function: Callable, signature) -> Any:
         """A rule the cache did not have: the engine's own (buffer allocation, the write; see
-        rulebridge/inplace.py) before the adapters'."""
-        from .inplace import engine_rule
+        rulebridge/writes/routes.py) before the adapters'."""
+        from ..writes.routes import engine_rule
 
         rule = engine_rule(function, signature)
         if rule is None:
@@ -289,7 +289,7 @@ class Tape:
 
     def shed_large_values(self) -> None:
         """Before a sweep: keep a large array alive only where a pullback needs it
-        (rulebridge/shedding.py)."""
+        (rulebridge/engine/shedding.py)."""
         shed_large_values(self)
 
     # -- editing -------------------------------------------------------------------------------
@@ -358,7 +358,7 @@ def _holds_box(seq) -> bool:
 def _traced_class() -> type:
     """`Traced`, imported once: traced.py imports this module, so it cannot be imported at the
     top, and an import statement in a function costs about as much as np.sin on 10 elements."""
-    from .traced import Traced
+    from .box import Traced
 
     return Traced
 

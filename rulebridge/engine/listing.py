@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rule import function_name
-from .signature import format_spec, spec_of
+from ..rules.rule import function_name
+from ..rules.signature import format_spec, spec_of
 
 
 def format_tape(tape) -> str:

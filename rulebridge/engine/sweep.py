@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import RuleContractError
-from .rule import SparseCotangent
-from .signature import format_signature
-from .mutation import WriteOp
+from ..errors import RuleContractError
+from ..rules.rule import SparseCotangent
+from ..rules.signature import format_signature
+from ..writes.write import WriteOp
 from .tape import Tape, as_op
 
 _ndarray = np.ndarray

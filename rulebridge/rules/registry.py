@@ -11,7 +11,7 @@ import warnings
 from typing import Callable, Iterable
 
 from .adapter import Adapter, AdapterInfo, discover
-from .errors import AdapterError, AdapterWarning, Declined, NoRuleError
+from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .rule import Rule, function_name
 from .signature import Signature, format_signature
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from . import inplace
-from .errors import TracingError
-from .mutation import setitem
-from .rule import CallForward
-from .signature import format_spec, spec_of
+from ..writes import routes as inplace
+from ..errors import TracingError
+from ..writes.write import setitem
+from ..rules.rule import CallForward
+from ..rules.signature import format_spec, spec_of
 from .tape import FLAT_SCALARS, NO_KWARGS
 
 _ndarray = np.ndarray
@@ -157,7 +157,7 @@ class Traced:
                                "them from plain arrays (or compare: x[y > 0])")
         return self._tape.record(operator.getitem, (self, index), {})
 
-    __setitem__ = setitem  # recorded in place: rulebridge/mutation.py
+    __setitem__ = setitem  # recorded in place: rulebridge/writes/write.py
     fill = inplace.fill
 
     def reshape(self, *shape, **kwargs):

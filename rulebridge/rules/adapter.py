@@ -9,7 +9,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .errors import AdapterError, Declined
+from ..errors import AdapterError, Declined
 from .rule import Rule, function_name
 from .signature import Signature
 

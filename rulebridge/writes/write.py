@@ -20,7 +20,7 @@ zeroed. The zeroing happens in place when `g` is the buffer this module handed t
 itself (nobody else can hold it), so a loop of single-element writes costs O(1) per write in both
 directions after one copy.
 
-Aliasing (a box whose memory was overwritten through a view or its base) is rulebridge/aliasing.py:
+Aliasing (a box whose memory was overwritten through a view or its base) is rulebridge/writes/views.py:
 it is checked only on tapes that have written (`Tape.record` is shadowed by
 `MutationState.checked_record` at the first write), so code that never writes pays nothing.
 """
@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from .aliasing import BASIC_INDEX, VIEWS, Aliases, describe
-from .conform import conform_cotangent
-from .errors import MutationError, TracingError
-from .rule import Rule
-from .signature import signature_of
-from .tape import Op, Tape
+from .views import BASIC_INDEX, VIEWS, Aliases, describe
+from ..rules.conform import conform_cotangent
+from ..errors import MutationError, TracingError
+from ..rules.rule import Rule
+from ..rules.signature import signature_of
+from ..engine.tape import Op, Tape
 
 _ndarray = np.ndarray
 

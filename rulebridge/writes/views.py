@@ -5,7 +5,7 @@ array (a view of it, or its base): NumPy's read would see the new values, which 
 recorded history lacks. Each write logs `(variable created, region written)` under the memory's
 owner (the base array); variables are numbered in creation order, so a box is stale exactly when
 a logged write newer than its variable overlaps its memory. Only tapes that have written pay for
-this check (see rulebridge/mutation.py).
+this check (see rulebridge/writes/write.py).
 
 A stale box is brought up to date instead of refused when its history allows it, for views made
 by the functions in `VIEWS` (basic indexing, reshape, transpose; the op that made a view is found
@@ -30,10 +30,10 @@ import weakref
 
 import numpy as np
 
-from .errors import MutationError
-from .rule import function_name
-from .signature import format_spec, spec_of
-from .tape import Tape
+from ..errors import MutationError
+from ..rules.rule import function_name
+from ..rules.signature import format_spec, spec_of
+from ..engine.tape import Tape
 
 _ndarray = np.ndarray
 _byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds")  # NumPy 2 / 1.26
@@ -107,7 +107,7 @@ class Aliases:
     def origin(self, var: int, array):
         """`(parent variable, parent array, view op)` when `array` (of variable `var`) is a view
         of a traced parent made by one of the VIEWS ops, else None."""
-        from .mutation import WriteOp
+        from .write import WriteOp
 
         ops = self.tape.ops
         while True:

@@ -15,10 +15,10 @@ import operator
 
 import numpy as np
 
-from .errors import MutationError
-from .mutation import _write_rule, setitem
-from .rule import Rule, function_name
-from .signature import SpecInfo
+from ..errors import MutationError
+from .write import _write_rule, setitem
+from ..rules.rule import Rule, function_name
+from ..rules.signature import SpecInfo
 
 _ndarray = np.ndarray
 

@@ -12,7 +12,7 @@ import dataclasses
 
 import numpy as np
 
-from .rule import CallForward
+from ..rules.rule import CallForward
 
 _ndarray = np.ndarray
 LARGE_BYTES = 1 << 16  # below this, keeping an array costs less than shedding it

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .errors import AdapterError
+from ..errors import AdapterError
 from .registry import REGISTRY
 from .rule import function_name
 from .signature import format_signature, signature_of

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .errors import Declined
+from ..errors import Declined
 from .signature import Signature, SpecInfo, format_spec
 
 DIFFERENTIABLE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex128))

@@ -1,0 +1,2 @@
+"""In-place writes: the write op and its per-tape state, the routes that reach it (`x[i] = v`,
+`+=`, `out=`, `fill`, allocators), and views that alias a written array."""
