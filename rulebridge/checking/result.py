@@ -11,7 +11,7 @@ STATUSES = ("pass", "fail", "error", "inconclusive")
 class CheckResult:
     """The verdict of `check_rule`: `status` is "pass", "fail", "error" (the rule raised or broke
     the contract) or "inconclusive" (finite differences cannot decide at these inputs).
-    `max_rel_error` is the worst, over directions, of |rule - finite differences| divided by the
+    `max_rel_error` is the worst, over directions, of abs(rule - finite differences) divided by the
     scale the tolerance is relative to; `tolerance` is the bound it was held to."""
 
     function: str

@@ -1,0 +1,58 @@
+"""The documentation builds with Sphinx with warnings as errors and every cross-reference
+resolved (nitpicky), so a broken docstring or a dead link between pages fails the tests."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rulebridge
+
+pytest.importorskip("sphinx")
+pytest.importorskip("myst_parser")
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def build(source: Path, out: Path, builder: str = "text") -> subprocess.CompletedProcess:
+    # -E: read every page afresh; -W --keep-going: every warning reported, then a failure
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-E", "-q", "-b", builder,
+         "-d", str(out / "doctrees"), str(source), str(out / builder)],
+        capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("docs")
+    result = build(DOCS, out)
+    assert result.returncode == 0, f"the docs do not build cleanly:\n{result.stderr}"
+    return out / "text"
+
+
+def test_docs_build_without_warnings(built):
+    assert (built / "index.txt").is_file()
+
+
+def test_api_reference_documents_every_public_name(built):
+    text = (built / "api.txt").read_text()
+    missing = [name for name in rulebridge.__all__ if f"rulebridge.{name}" not in text]
+    assert not missing, f"public names missing from the API reference: {missing}"
+
+
+@pytest.mark.parametrize("breakage", [
+    "See [the matrix](no-such-page.md).\n",
+    "See [a section](errors.md#no-such-section).\n",
+    "```{eval-rst}\n:func:`rulebridge.no_such_function`\n```\n",
+])
+def test_a_dead_link_fails_the_build(tmp_path, breakage):
+    # the check above is worth something only if a broken page really fails the build
+    source = tmp_path / "docs"
+    shutil.copytree(DOCS, source, ignore=shutil.ignore_patterns("_build"))
+    with open(source / "errors.md", "a") as page:
+        page.write("\n" + breakage)
+    result = build(source, tmp_path / "out", builder="dummy")
+    assert result.returncode != 0
+    assert "errors.md" in result.stderr
