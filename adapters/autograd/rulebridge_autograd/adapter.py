@@ -54,7 +54,9 @@ class AutogradAdapter(rulebridge.Adapter):
             from autograd.core import primitive_vjps
 
             vjp_maker = primitive_vjps[entry.wrapped]
-            makers = per_argnum_makers(vjp_maker)
+            # A function of several outputs keeps its arguments (no compacting), so that the
+            # pullback can differentiate only the outputs that are used (see _some_outputs).
+            makers = None if function in SOME_OUTPUTS else per_argnum_makers(vjp_maker)
             forward, pullback = _primitive_rule(entry, vjp_maker, makers, _conform)
             if entry.function is operator.getitem:  # x[i] in a loop: see _sparse_or_conform
                 _, sparse = _primitive_rule(entry, vjp_maker, makers, _sparse_or_conform)
@@ -65,6 +67,8 @@ class AutogradAdapter(rulebridge.Adapter):
         else:
             forward, pullback = {"nograd": _nograd_rule, "composite": _composite_rule}[
                 entry.kind](entry)
+        if function in SOME_OUTPUTS:
+            pullback = _some_outputs(pullback, SOME_OUTPUTS[function], function_name(function))
         return Rule(function, signature, forward, pullback, source=self.name,
                     source_version=self.version(), notes=entry.kind, sparse_pullback=sparse,
                     unary_vjp=unary_vjp)
@@ -241,6 +245,66 @@ def _composite_rule(entry: Entry):
 
 def _zeros_for_missing(g: tuple, out) -> tuple:
     return tuple(np.zeros_like(o) if gi is None else gi for gi, o in zip(g, out))
+
+
+def _singular_values(a, full_matrices=True, compute_uv=True, hermitian=False):
+    import autograd.numpy as anp
+
+    if hermitian:
+        raise NotImplementedError("autograd has no VJP of np.linalg.svd with hermitian=True")
+    return anp.linalg.svd(a, compute_uv=False)
+
+
+# autograd gives an unused output a dense zero cotangent, and its svd VJP multiplies the
+# singular vectors' cotangents by 1/(s_j^2 - s_i^2): 0 * inf = NaN at repeated singular values
+# (svd(I)), where the program of the singular values alone has a finite gradient. For these
+# functions and sets of used outputs, the pullback is autograd's VJP of a program returning
+# those outputs alone. (autograd's eigh VJP skips its eigenvector term itself when that
+# cotangent is zero.)
+SOME_OUTPUTS: dict[Callable, dict[tuple, Callable]] = {
+    np.linalg.svd: {(False, True, False): _singular_values},
+}
+
+
+def _some_outputs(pullback: Callable, programs: dict, name: str) -> Callable:
+    from autograd.core import make_vjp
+
+    def some_outputs(residuals, g, argnums):
+        if type(g) is not tuple:
+            return pullback(residuals, g, argnums)
+        used = tuple(gi is not None for gi in g)
+        program = programs.get(used)
+        if program is None:
+            return _finite(pullback(residuals, g, argnums), g, name)
+        out, args, kwargs = residuals
+        kwargs = kwargs or _NO_KWARGS
+
+        def of_traced(traced):
+            full = list(args)
+            for i, value in zip(argnums, traced):
+                full[i] = value
+            return program(*full, **kwargs)
+
+        vjp, _ = make_vjp(of_traced, tuple(args[i] for i in argnums))
+        (used_g,) = (gi for gi in g if gi is not None)
+        return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, vjp(used_g)))
+
+    return some_outputs
+
+
+def _finite(cts: tuple, g: tuple, name: str) -> tuple:
+    """Refuse a non-finite cotangent that the dense zeros given for unused outputs may have
+    caused (0 * inf), rather than return it as a gradient."""
+    given = [gi for gi in g if gi is not None]
+    if all(np.all(np.isfinite(ct)) for ct in cts if ct is not None) or not all(
+            np.all(np.isfinite(gi)) for gi in given):
+        return cts
+    raise FloatingPointError(
+        f"autograd's VJP of {name} is not finite here although every cotangent it received is: "
+        "it gives the outputs your program does not use a zero cotangent and multiplies it by "
+        "1/(s_i - s_j), infinite at repeated eigenvalues or singular values. Use only outputs "
+        "whose derivative exists at this input, or source='jax', which differentiates only the "
+        "outputs that are used.")
 
 
 def _sparse_or_conform(ct, primal):

@@ -6,6 +6,12 @@ static arguments and keyword arguments, which leaves are differentiated, which o
 cotangent. `jax.jit` then specialises that function on shapes and dtypes by itself. Nothing calls
 `jax.vjp` per op: it runs only while `jax.jit` traces.
 
+Only the outputs that received a cotangent are differentiated: the jitted VJP is that of a
+function returning those outputs alone, so the others reach JAX as symbolic zeros. A dense zero
+cotangent would not do: eigh's and svd's eigenvector terms multiply it by 1/(l_i - l_j), which
+is inf at a repeated eigenvalue, and 0 * inf is NaN where `jax.grad` of the same program is
+finite.
+
 Precision: every trace and call happens inside `jax.enable_x64(True)`, a scoped, thread-local
 switch, so float64 and complex128 stay 64-bit without touching the user's global JAX
 configuration (jit caches are keyed on that switch, so the user's own 32-bit jitted code is not
@@ -51,29 +57,35 @@ class JitPullbacks:
 
     def __call__(self, args: tuple, kwargs: dict, cotangent: Any, argnums: tuple) -> tuple:
         """One cotangent per entry of `argnums`, each with its argument's shape and dtype."""
-        several = type(cotangent) is tuple
+        # Several outputs: which of them received a cotangent (the rest are not differentiated).
+        used = None
+        if type(cotangent) is tuple:
+            used = tuple(g is not None for g in cotangent)
+            if not any(used):
+                return (None,) * len(argnums)
+            cotangent = tuple(g for g in cotangent if g is not None)
         if not kwargs and _only_arrays(args):
             # The common case (ufuncs, matmul): every argument is a leaf and every traced one an
             # inexact array, so the key and the result need no walk over the arguments.
-            key = (len(args), argnums, several)
+            key = (len(args), argnums, used)
             jitted = self.compiled.get(key)
             if jitted is None:
-                jitted = self.compiled[key] = self._jit((LEAF,) * len(args), (), argnums, several)
+                jitted = self.compiled[key] = self._jit((LEAF,) * len(args), (), argnums, used)
             with jax.enable_x64(True):
                 leaf_cts = jitted(args, cotangent)
             return tuple(_numpy(ct, args[i]) for ct, i in zip(leaf_cts, argnums))
         static_args, static_kwargs, leaves, counts = freeze_call(args, kwargs, self.operands)
         diff, owners = _differentiated(leaves, counts, argnums)
-        key = (static_args, static_kwargs, diff, several)
+        key = (static_args, static_kwargs, diff, used)
         jitted = self.compiled.get(key)
         if jitted is None:
-            jitted = self.compiled[key] = self._jit(static_args, static_kwargs, diff, several)
+            jitted = self.compiled[key] = self._jit(static_args, static_kwargs, diff, used)
         with jax.enable_x64(True):
             leaf_cts = jitted(leaves, cotangent)
         return _assemble(args, argnums, owners, leaf_cts)
 
-    def _jit(self, static_args, static_kwargs, diff, several) -> Callable:
-        function = self.jax_function
+    def _jit(self, static_args, static_kwargs, diff, used) -> Callable:
+        function, name = self.jax_function, self.name
 
         def pullback(leaves, cotangent):
             def of_diff(*diff_leaves):
@@ -81,10 +93,10 @@ class JitPullbacks:
                 for position, value in zip(diff, diff_leaves):
                     full[position] = value
                 args, kwargs = thaw_call(static_args, static_kwargs, full)
-                return function(*args, **kwargs)
+                return _used_outputs(function(*args, **kwargs), used, name)
 
             out, vjp = jax.vjp(of_diff, *(leaves[p] for p in diff))
-            cts = vjp(_output_cotangent(out, cotangent, several, self.name))
+            cts = vjp(_output_cotangent(out, cotangent, used is not None, name))
             return tuple(_like(ct, leaves[p]) for ct, p in zip(cts, diff))
 
         return jax.jit(pullback)
@@ -120,9 +132,21 @@ def _differentiated(leaves: list, counts: list, argnums: tuple) -> tuple[tuple, 
     return tuple(diff), owners
 
 
+def _used_outputs(out, used: tuple | None, name: str):
+    """JAX's outputs at the positions NumPy's cotangent marks used, as a tuple (`out` itself for
+    a function of one output)."""
+    if used is None:
+        return out
+    outs = jax.tree_util.tree_leaves(out)
+    if len(outs) != len(used):
+        raise TypeError(f"JAX's {name} returns {len(outs)} output(s) where NumPy's returns "
+                        f"{len(used)}; their structures differ")
+    return tuple(o for o, u in zip(outs, used) if u)
+
+
 def _output_cotangent(out, cotangent, several: bool, name: str):
-    """The cotangent JAX's vjp expects: NumPy's cotangent per output, cast to JAX's output
-    dtype, zeros for outputs that received none (float0 for integer outputs)."""
+    """The cotangent JAX's vjp expects: NumPy's cotangent per (used) output, cast to JAX's
+    output dtype (float0 zeros for an integer output)."""
     outs, tree = jax.tree_util.tree_flatten(out)
     given = cotangent if several else (cotangent,)
     if len(given) != len(outs):
@@ -132,8 +156,6 @@ def _output_cotangent(out, cotangent, several: bool, name: str):
     for o, g in zip(outs, given):
         if not jnp.issubdtype(o.dtype, jnp.inexact):
             cts.append(np.zeros(o.shape, jax.dtypes.float0))
-        elif g is None:
-            cts.append(jnp.zeros(o.shape, o.dtype))
         elif np.shape(g) != o.shape:
             raise TypeError(f"JAX's {name} returns shape {o.shape} where NumPy's returns "
                             f"{np.shape(g)}; their meanings differ")
