@@ -40,10 +40,6 @@ class Case:
             return self.complex_outputs
         return self.outputs
 
-    def tangents(self) -> dict:
-        return {i: a.domain.tangent for i, a in enumerate(self.args)
-                if isinstance(a, Arr) and a.domain.tangent is not None}
-
     def label(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
 

@@ -47,27 +47,29 @@ def check_rule(func: Callable | Rule, *example_args: Any, source: str | None = N
                seed: int = 0, directions: int = DEFAULT_DIRECTIONS,
                argnums: Sequence[int] | None = None, rtol: float | None = None,
                atol: float | None = None, outputs: Sequence[int] | None = None,
-               tangents: dict[int, Callable] | None = None, **kwargs: Any) -> CheckResult:
+               **kwargs: Any) -> CheckResult:
     """Check the rule rulebridge would use for `func(*example_args, **kwargs)` (or the given
     `Rule`) against finite differences of NumPy's own function at these inputs.
 
     `source` picks an adapter as `rulebridge.grad` does (None: the registry's choice); `argnums`
     defaults to every float/complex ndarray argument (and list of them); `outputs` restricts the
-    random output cotangents to those positions (e.g. eigenvalues, not eigenvectors);
-    `tangents` maps an argument position to a projection of its random tangents onto the space
-    the function is defined on (e.g. symmetric matrices for `cholesky`). Raises NoRuleError when
-    no adapter has a rule; everything the rule does wrong is in the returned CheckResult.
+    random output cotangents to those positions (e.g. eigenvalues, not eigenvectors). The
+    random tangents always span every entry of every differentiated argument, also the entries
+    NumPy's function ignores (the triangle `cholesky` does not read), where the rule must give
+    a zero cotangent: a rule right only for some directions (symmetric ones) fails. Raises
+    NoRuleError when no adapter has a rule; everything the rule does wrong is in the returned
+    CheckResult.
     """
     return check_call(func, example_args, kwargs, source=source, seed=seed,
                       directions=directions, argnums=argnums, rtol=rtol, atol=atol,
-                      outputs=outputs, tangents=tangents)
+                      outputs=outputs)
 
 
 def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
                source: str | None = None, seed: int = 0, directions: int = DEFAULT_DIRECTIONS,
                argnums: Sequence[int] | None = None, rtol: float | None = None,
-               atol: float | None = None, outputs: Sequence[int] | None = None,
-               tangents: dict[int, Callable] | None = None) -> CheckResult:
+               atol: float | None = None,
+               outputs: Sequence[int] | None = None) -> CheckResult:
     """`check_rule` with the call's keyword arguments as a dict, so that none of them can be
     mistaken for an option of the check (the engine's first-use check goes through here)."""
     from .. import lookup
@@ -89,8 +91,8 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
     try:
         with np.errstate(all="ignore"):
             rng = np.random.default_rng(case_seed(seed, name, signature, kwargs))
-            error = _check(rule, example_args, kwargs, argnums, outputs, tangents or {},
-                           precision, rtol, atol, directions, rng)
+            error = _check(rule, example_args, kwargs, argnums, outputs, precision, rtol, atol,
+                           directions, rng)
     except _Verdict as verdict:
         return result(verdict.status, None, verdict.reason)
     except _FailedAt as failed:
@@ -128,7 +130,7 @@ def _default_argnums(args: tuple) -> tuple[int, ...]:
     return tuple(i for i, a in enumerate(args) if differentiable(a))
 
 
-def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, tangents, precision: str,
+def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: str,
            rtol: float, atol: float, directions: int,
            rng: np.random.Generator) -> float | None:
     function = rule.function
@@ -162,7 +164,7 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, tangents, pre
         _unmutated(ybar_before, ybar, "the output cotangent it received")
         if first_cts is None:
             first_cts = (ybar, cts)
-        xdot = [tangents.get(i, _identity)(_random_like(widen(args[i]), rng)) for i in argnums]
+        xdot = [_random_like(widen(args[i]), rng) for i in argnums]
         lhs = sum(_pair(ct, d) for ct, d in zip(cts, xdot))
         coarse, fine = directional(function, wide_args, kwargs, argnums, xdot, selected)
         wide_ybar = [widen(np.asarray(y)) for y in flat_outputs(ybar)]
@@ -190,10 +192,6 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, tangents, pre
     _same_second_call(rule, args, kwargs, argnums, *first_cts)
     _same_unary_vjp(rule, args, kwargs, *first_cts, rtol)
     return worst
-
-
-def _identity(x):
-    return x
 
 
 def _call(stage: str, fn: Callable, *args):

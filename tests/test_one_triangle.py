@@ -1,0 +1,108 @@
+"""Functions that read one triangle of a matrix (cholesky, eigh, eigvalsh, pinv and svd with
+hermitian=True): their gradient is NumPy's, with a zero cotangent on the triangle NumPy ignores,
+from every source; and the matrix checks them with tangents in every entry, so a convention that
+is right only for symmetric inputs can never pass it.
+
+References: float64 central differences of NumPy's own function, entry by entry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rulebridge as rb
+from rulebridge.checking.catalogue import cases_for
+from rulebridge.checking.matrix import Plan, check_function
+from rulebridge.registry import REGISTRY
+
+from .numerical import central_difference
+
+N = 4
+B = np.random.default_rng(15).normal(size=(N, N))
+# Not symmetric: the triangle NumPy ignores holds other values than the one it reads.
+LOWER_ONLY = 4 * np.eye(N) + np.tril(B, -1)
+GENERAL = 4 * np.eye(N) + 0.3 * B + np.diag(np.arange(N) * 0.7)
+WEIGHTS = np.random.default_rng(16).normal(size=(N, N))
+VALUE_WEIGHTS = np.arange(1.0, N + 1)
+
+
+def _losses():
+    """(name, loss of the matrix, reads the upper triangle) for every one-triangle reader."""
+    def eig_loss(uplo):
+        def loss(a):
+            w, v = np.linalg.eigh(a, UPLO=uplo)
+            return np.sum(w * VALUE_WEIGHTS) + np.sum(np.abs(v) ** 2 * WEIGHTS) \
+                + np.sum(v[0] * v[1])
+        return loss
+
+    return [
+        ("cholesky", lambda a: np.sum(np.linalg.cholesky(a) * WEIGHTS), False),
+        ("cholesky upper", lambda a: np.sum(np.linalg.cholesky(a, upper=True) * WEIGHTS), True),
+        ("eigh L", eig_loss("L"), False),
+        ("eigh U", eig_loss("U"), True),
+        ("eigvalsh L", lambda a: np.sum(np.linalg.eigvalsh(a) * VALUE_WEIGHTS), False),
+        ("eigvalsh U", lambda a: np.sum(np.linalg.eigvalsh(a, UPLO="U") * VALUE_WEIGHTS), True),
+        ("pinv hermitian", lambda a: np.sum(np.linalg.pinv(a, hermitian=True) * WEIGHTS), False),
+    ]
+
+
+LOSSES = _losses()
+
+
+@pytest.mark.parametrize("source", ["autograd", "jax"])
+@pytest.mark.parametrize("name, loss, upper", LOSSES, ids=[n for n, *_ in LOSSES])
+@pytest.mark.parametrize("one_sided", [True, False], ids=["one triangle", "general"])
+def test_the_gradient_is_numpy_s_in_every_entry_or_the_call_raises(source, name, loss, upper,
+                                                                   one_sided):
+    a = LOWER_ONLY if one_sided else GENERAL
+    a = a.T if upper else a
+    expected = central_difference(loss, (a,))
+    try:
+        got = rb.grad(loss, source=source)(a.copy())
+    except rb.RulebridgeError:
+        return  # declined or refused: allowed, never a wrong number
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7, err_msg=f"{source} {name}")
+
+
+def test_the_true_gradient_is_zero_on_the_ignored_triangle():
+    # The premise of every test here, on NumPy alone: a reference that is not symmetric.
+    g = central_difference(LOSSES[0][1], (LOWER_ONLY,))
+    assert np.all(np.triu(g, 1) == 0) and np.any(np.tril(g, -1) != 0)
+
+
+class SymmetrisedAdapter(rb.Adapter):
+    """Serves cholesky, eigh and eigvalsh with the symmetrised cotangent (G + G^H) / 2 of JAX's
+    correct one: right for every symmetric tangent, wrong for the entries NumPy ignores."""
+
+    name = "symmetrised"
+
+    def version(self):
+        return "1.0"
+
+    def functions(self):
+        return [np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh]
+
+    def build_rule(self, function, signature):
+        exact = rb.lookup(function, signature, "jax")
+
+        def pullback(residuals, g, argnums):
+            (ct,) = exact.pullback(residuals, g, argnums)
+            return ((ct + np.conj(np.swapaxes(ct, -1, -2))) / 2,)
+
+        return rb.Rule(function, signature, exact.forward, pullback, source=self.name,
+                       source_version="1.0")
+
+
+@pytest.fixture
+def symmetrised():
+    rb.register_adapter(SymmetrisedAdapter())
+    yield "symmetrised"
+    REGISTRY.unregister("symmetrised")
+
+
+@pytest.mark.parametrize("name", ["numpy.linalg.cholesky", "numpy.linalg.eigh",
+                                  "numpy.linalg.eigvalsh"])
+def test_the_matrix_fails_a_convention_right_only_for_symmetric_tangents(symmetrised, name):
+    assert cases_for(name)
+    cells = check_function(name, Plan((symmetrised,), ("float64", "complex128")))
+    assert cells and {c["status"] for c in cells} == {"fail"}, cells
