@@ -1,8 +1,9 @@
 """Catalogue table: products, linear algebra and FFTs.
 
 Decompositions are checked where they are smooth: SPD matrices with distinct eigenvalues for
-`eigh` and `cholesky`, matrices with distinct real eigenvalues for `eig`, well-conditioned ones
-for `solve`, `inv`, `det`. Eigenvectors and singular vectors are defined only up to a sign or a
+`eigh` and `cholesky` (with tangents in every entry: they read one triangle, named by `UPLO`,
+`upper` or `hermitian`, and a rule must give zero on the other), matrices with distinct real
+eigenvalues for `eig`, well-conditioned ones for `solve`, `inv`, `det`. Eigenvectors and singular vectors are defined only up to a sign or a
 phase NumPy picks freely: in the complex column only the gauge-invariant outputs (eigenvalues,
 singular values) receive a cotangent (`complex_outputs`).
 """
@@ -79,17 +80,19 @@ CASES = {
     "numpy.linalg.trace": of(case(Arr(REAL, (4, 4)))),
     "numpy.linalg.multi_dot": of(case(Seq((Arr(REAL, (3, 4)), Arr(REAL, (4, 2)))))),
     "numpy.linalg.inv": of(case(SQUARE), case(BATCH)),
-    "numpy.linalg.pinv": of(case(TALL), case(Arr(REAL, (3, 5)))),
+    "numpy.linalg.pinv": of(case(TALL), case(Arr(REAL, (3, 5))), case(POSDEF, hermitian=True)),
     "numpy.linalg.det": of(case(SQUARE), case(BATCH)),
     "numpy.linalg.slogdet": of(case(SQUARE), case(BATCH)),
     "numpy.linalg.solve": of(case(SQUARE, Arr(REAL, (4,))), case(SQUARE, Arr(REAL, (4, 2))),
                              case(BATCH, Arr(REAL, (2, 3, 2)))),
     "numpy.linalg.lstsq": of(case(TALL, Arr(REAL, (5,)), rcond=None, outputs=(0,))),
-    "numpy.linalg.cholesky": of(case(POSDEF), case(Arr(SPD, (2, 3, 3)))),
+    "numpy.linalg.cholesky": of(case(POSDEF), case(Arr(SPD, (2, 3, 3))),
+                                case(POSDEF, upper=True)),
     "numpy.linalg.qr": of(case(TALL), case(Arr(WELL_CONDITIONED, (4, 4)))),
     "numpy.linalg.eigh": of(case(POSDEF, complex_outputs=(0,)),
-                            case(Arr(SPD, (2, 3, 3)), complex_outputs=(0,))),
-    "numpy.linalg.eigvalsh": of(case(POSDEF)),
+                            case(Arr(SPD, (2, 3, 3)), complex_outputs=(0,)),
+                            case(Arr(SPD, (3, 3)), UPLO="U", complex_outputs=(0,))),
+    "numpy.linalg.eigvalsh": of(case(POSDEF), case(POSDEF, UPLO="U")),
     "numpy.linalg.eig": of(case(Arr(SPECTRUM, (4, 4)), complex_outputs=(0,))),
     "numpy.linalg.eigvals": of(case(Arr(SPECTRUM, (4, 4)))),
     "numpy.linalg.svd": of(case(TALL, full_matrices=False, complex_outputs=(1,)),

@@ -18,9 +18,23 @@ import rulebridge
 from rulebridge import Declined, Rule, conform_cotangent, decline_unsupported, function_name
 
 from .catalog import Entry, entries
+from .triangles import one_triangle
 from .unboxed import per_argnum_makers
 
 SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | complex, ...)"]
+REAL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# VJPs autograd writes for real arguments only, found by the matrix's complex column: declined
+# for complex arguments (an error, never a wrong number). Keyed by name: no SciPy import here.
+_TRANSPOSES = "is written for real matrices (it transposes without conjugating)"
+REAL_ONLY = {
+    "numpy.linalg.cholesky": f"autograd's cholesky VJP {_TRANSPOSES}",
+    "numpy.linalg.pinv": f"autograd's pinv VJP {_TRANSPOSES}",
+    "numpy.linalg.slogdet": "autograd's slogdet VJP ignores the sign's cotangent, and a complex "
+                            "matrix's sign is a differentiable phase",
+    "numpy.sign": "autograd's derivative of sign is zero; NumPy's complex sign is z/|z|",
+    "scipy.special.ive": "autograd's ive VJP uses sign(z) where NumPy's complex ive scales by "
+                         "exp(-|Re z|)",
+}
 
 
 class AutogradAdapter(rulebridge.Adapter):
@@ -45,6 +59,12 @@ class AutogradAdapter(rulebridge.Adapter):
         entry = self.table.get(function)
         if entry is None:
             raise Declined(f"autograd has no VJP registered for {function_name(function)}")
+        real_only = REAL_ONLY.get(function_name(function))
+        if real_only:
+            try:
+                decline_unsupported(signature, REAL_DTYPES)
+            except Declined as exc:
+                raise Declined(f"{exc}: {real_only}") from None
         decline_unsupported(signature)
         return self._rule(function, signature, entry)
 
@@ -54,9 +74,10 @@ class AutogradAdapter(rulebridge.Adapter):
             from autograd.core import primitive_vjps
 
             vjp_maker = primitive_vjps[entry.wrapped]
-            # A function of several outputs keeps its arguments (no compacting), so that the
-            # pullback can differentiate only the outputs that are used (see _some_outputs).
-            makers = None if function in SOME_OUTPUTS else per_argnum_makers(vjp_maker)
+            # These keep their arguments (no compacting): the pullback differentiates only the
+            # outputs that are used (_some_outputs), or reads one triangle (one_triangle).
+            whole = function in SOME_OUTPUTS or function in rulebridge.ONE_TRIANGLE
+            makers = None if whole else per_argnum_makers(vjp_maker)
             forward, pullback = _primitive_rule(entry, vjp_maker, makers, _conform)
             if entry.function is operator.getitem:  # x[i] in a loop: see _sparse_or_conform
                 _, sparse = _primitive_rule(entry, vjp_maker, makers, _sparse_or_conform)
@@ -67,6 +88,8 @@ class AutogradAdapter(rulebridge.Adapter):
         else:
             forward, pullback = {"nograd": _nograd_rule, "composite": _composite_rule}[
                 entry.kind](entry)
+        if function in rulebridge.ONE_TRIANGLE:
+            pullback = one_triangle(pullback, function)
         if function in SOME_OUTPUTS:
             pullback = _some_outputs(pullback, SOME_OUTPUTS[function], function_name(function))
         return Rule(function, signature, forward, pullback, source=self.name,

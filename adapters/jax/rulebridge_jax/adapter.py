@@ -68,9 +68,24 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
         if pullbacks is None:
             pullbacks = self._pullbacks[function] = JitPullbacks(
                 meaning.jax, function_name(function), operands=isinstance(function, np.ufunc))
-        return Rule(function, signature, numpy_forward(function),
-                    pullbacks.rule_pullback(meaning.prepare), source=self.name,
+        pullback = pullbacks.rule_pullback(meaning.prepare)
+        if function in rulebridge.ONE_TRIANGLE:
+            pullback = _one_triangle(pullback, function)
+        return Rule(function, signature, numpy_forward(function), pullback, source=self.name,
                     source_version=self.version())
+
+
+def _one_triangle(pullback: Callable, function: Callable) -> Callable:
+    """JAX's functions symmetrise the matrix (their gradient is right for Hermitian tangents
+    only); NumPy's read one triangle: run the pullback at the matrix NumPy reads, convert."""
+    def pullback_of_triangle(residuals, g, argnums):
+        args, kwargs = residuals
+        call = rulebridge.one_triangle_call(function, args, kwargs)
+        if call is None:
+            return pullback(residuals, g, argnums)
+        return call.cotangents(pullback((call.args, kwargs), g, argnums), argnums)
+
+    return pullback_of_triangle
 
 
 def _complex(spec) -> bool:

@@ -6,6 +6,9 @@ function computes (`jax=`), optionally after rewriting NumPy's arguments into a 
 trace (`prepare=`), or the rule is not offered at all (`declined=`).
 
 Differences handled elsewhere, for every function alike:
+- one triangle: cholesky, eigh, eigvalsh, and pinv/svd with hermitian=True read one triangle of
+  the matrix; JAX's pullback runs at the Hermitian matrix NumPy reads and its cotangent goes
+  through `rulebridge.lower_triangle_cotangent` (adapter.py);
 - dtype promotion: NumPy's output cotangent is cast to JAX's output dtype inside the compiled
   pullback and each input cotangent to its input's dtype (pullback.py), so a different promotion
   (int64 + float32 is float64 in NumPy, float32 in JAX) never changes a cotangent's dtype;
@@ -34,29 +37,6 @@ class Meaning:
     prepare: Callable | None = None  # (args, kwargs) -> (args, kwargs), NumPy side, pullback only
     declined: str = ""  # why the rule is not offered
     real_only: str = ""  # why it is not offered for complex arguments
-
-
-def _hermitian(a, uplo: str):
-    """The Hermitian matrix LAPACK reads from one triangle of `a` (diagonal's real part only)."""
-    a = jnp.asarray(a)
-    upper = (uplo or "L").upper() == "U"
-    part = jnp.triu(a, 1) if upper else jnp.tril(a, -1)
-    diagonal = jnp.real(jnp.diagonal(a, axis1=-2, axis2=-1)).astype(a.dtype)
-    return part + jnp.conj(jnp.swapaxes(part, -1, -2)) + diagonal[..., None] * jnp.eye(
-        a.shape[-1], dtype=a.dtype)
-
-
-def _cholesky(a, upper=False):
-    return jnp.linalg.cholesky(_hermitian(a, "U" if upper else "L"), upper=upper,
-                               symmetrize_input=False)
-
-
-def _eigh(a, UPLO="L"):
-    return jnp.linalg.eigh(_hermitian(a, UPLO), UPLO=UPLO, symmetrize_input=False)
-
-
-def _eigvalsh(a, UPLO="L"):
-    return jnp.linalg.eigvalsh(_hermitian(a, UPLO), UPLO=UPLO, symmetrize_input=False)
 
 
 _TAKE_MODE = {"raise": "wrap", "wrap": "wrap", "clip": "clip"}
@@ -125,11 +105,6 @@ def _choose(a, choices, out=None, mode="raise"):
 
 
 MEANINGS: dict[Callable, Meaning] = {
-    # LAPACK reads one triangle; JAX symmetrizes by default, which halves the off-diagonal
-    # gradient between both triangles. Differentiate the matrix NumPy actually factorizes.
-    np.linalg.cholesky: Meaning(jax=_cholesky),
-    np.linalg.eigh: Meaning(jax=_eigh),
-    np.linalg.eigvalsh: Meaning(jax=_eigvalsh),
     np.clip: Meaning(jax=_clip, real_only="JAX's clip refuses complex input"),  # a_min/a_max
     np.take: Meaning(jax=_take),  # out-of-bounds mode: NumPy "raise" has no JAX spelling
     np.linalg.pinv: Meaning(jax=_pinv),  # different default cutoff for small singular values
