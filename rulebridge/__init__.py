@@ -57,11 +57,12 @@ from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_uns
 
 __all__ += ["DIFFERENTIABLE_DTYPES", "conform_cotangent", "decline_unsupported"]
 
-from .rules.triangles import (ONE_TRIANGLE, TriangleCall, hermitian_from_triangle,  # noqa: E402
-                              lower_triangle_cotangent, one_triangle_call, triangle_read)
+from .rules.triangles import (TriangleCall, hermitian_from_triangle,  # noqa: E402
+                              lower_triangle_cotangent, one_triangle_call, reads_one_triangle,
+                              triangle_read)
 
-__all__ += ["ONE_TRIANGLE", "TriangleCall", "hermitian_from_triangle", "lower_triangle_cotangent",
-            "one_triangle_call", "triangle_read"]
+__all__ += ["TriangleCall", "hermitian_from_triangle", "lower_triangle_cotangent",
+            "one_triangle_call", "reads_one_triangle", "triangle_read"]
 
 from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning,  # noqa: E402
                        assert_rule, check_on_first_use, check_rule)

@@ -32,6 +32,11 @@ def hermitian_from_triangle(a: np.ndarray, lower: bool = True) -> np.ndarray:
     a : ndarray, shape (..., n, n)
     lower : bool
         Read the lower triangle (NumPy's default), else the upper one.
+
+    Returns
+    -------
+    ndarray
+        A new array of `a`'s shape and dtype.
     """
     a = np.asarray(a)
     part = np.tril(a, -1) if lower else np.triu(a, 1)
@@ -95,10 +100,25 @@ ONE_TRIANGLE: dict[Callable, Callable[[tuple, dict], str | None]] = {
 }
 
 
+def reads_one_triangle(function: Callable) -> bool:
+    """Can a call of `function` read only one triangle of its matrix (for some arguments)?
+
+    Parameters
+    ----------
+    function : callable
+        The NumPy (or SciPy) function, as the engine records it.
+
+    Returns
+    -------
+    bool
+        True for `cholesky`, `eigh`, `eigvalsh`, `pinv` and `svd` (and what is added to the
+        table): an adapter wraps their pullbacks with `one_triangle_call`.
+    """
+    return function in ONE_TRIANGLE
+
+
 def triangle_read(function: Callable, args: tuple, kwargs: dict) -> str | None:
-    """"L" or "U" when NumPy's `function`, called with these arguments, reads only that triangle
-    of its first argument (`cholesky`, `eigh(UPLO=...)`, `pinv(hermitian=True)`, ...); None
-    when it reads the whole matrix.
+    """Which triangle of its first argument a call of NumPy's `function` reads.
 
     Parameters
     ----------
@@ -106,6 +126,12 @@ def triangle_read(function: Callable, args: tuple, kwargs: dict) -> str | None:
         The NumPy (or SciPy) function, as the engine records it.
     args, kwargs : tuple, dict
         The call's positional and keyword arguments (the rule's residuals keep them).
+
+    Returns
+    -------
+    str or None
+        "L" or "U" when the call reads only that triangle (`cholesky`, `eigh(UPLO=...)`,
+        `pinv(hermitian=True)`, ...); None when it reads the whole matrix.
     """
     reader = ONE_TRIANGLE.get(function)
     return None if reader is None else reader(args, kwargs or {})
@@ -136,6 +162,10 @@ def one_triangle_call(function: Callable, args: tuple, kwargs: dict) -> Triangle
         The NumPy (or SciPy) function, as the engine records it.
     args, kwargs : tuple, dict
         The call's positional and keyword arguments.
+
+    Returns
+    -------
+    TriangleCall or None
     """
     uplo = triangle_read(function, args, kwargs)
     if uplo is None:

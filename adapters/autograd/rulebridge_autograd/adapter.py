@@ -76,7 +76,7 @@ class AutogradAdapter(rulebridge.Adapter):
             vjp_maker = primitive_vjps[entry.wrapped]
             # These keep their arguments (no compacting): the pullback differentiates only the
             # outputs that are used (_some_outputs), or reads one triangle (one_triangle).
-            whole = function in SOME_OUTPUTS or function in rulebridge.ONE_TRIANGLE
+            whole = function in SOME_OUTPUTS or rulebridge.reads_one_triangle(function)
             makers = None if whole else per_argnum_makers(vjp_maker)
             forward, pullback = _primitive_rule(entry, vjp_maker, makers, _conform)
             if entry.function is operator.getitem:  # x[i] in a loop: see _sparse_or_conform
@@ -88,7 +88,7 @@ class AutogradAdapter(rulebridge.Adapter):
         else:
             forward, pullback = {"nograd": _nograd_rule, "composite": _composite_rule}[
                 entry.kind](entry)
-        if function in rulebridge.ONE_TRIANGLE:
+        if rulebridge.reads_one_triangle(function):
             pullback = one_triangle(pullback, function)
         if function in SOME_OUTPUTS:
             pullback = _some_outputs(pullback, SOME_OUTPUTS[function], function_name(function))

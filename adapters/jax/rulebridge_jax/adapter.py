@@ -69,7 +69,7 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
             pullbacks = self._pullbacks[function] = JitPullbacks(
                 meaning.jax, function_name(function), operands=isinstance(function, np.ufunc))
         pullback = pullbacks.rule_pullback(meaning.prepare)
-        if function in rulebridge.ONE_TRIANGLE:
+        if rulebridge.reads_one_triangle(function):
             pullback = _one_triangle(pullback, function)
         return Rule(function, signature, numpy_forward(function), pullback, source=self.name,
                     source_version=self.version())
