@@ -1,4 +1,5 @@
-"""`print(tape)`: one line per op (output ids, function, input ids, the rule's source)."""
+"""`print(tape)`: one line per op (output ids, function, input ids, the rule's source); and
+`Tape.to_dot()`: the same ops as a Graphviz graph."""
 
 from __future__ import annotations
 
@@ -45,3 +46,67 @@ def _format_result(result) -> str:
     if isinstance(result, (tuple, list)):
         return "(" + ", ".join(_format_result(r) for r in result) + ")"
     return "const"
+
+
+# Fill colours of an op's node by its rule's check status: verified, failed, anything else.
+_FILLS = {"pass": "#d5efd5", "fail": "#f4c7c3"}
+_UNVERIFIED_FILL = "#fbe5c0"
+
+
+def format_dot(tape) -> str:
+    """The tape as a Graphviz DOT digraph (`Tape.to_dot`): one node per traced input, one per op
+    (its outputs, function, source and check status), one for the result, and an edge from the
+    node that defines each variable to each op that reads it (labelled with the variable when
+    the node defines several)."""
+    lines = ["digraph tape {", '  rankdir="TB";',
+             '  node [fontname="Helvetica", fontsize=10];',
+             '  edge [fontname="Helvetica", fontsize=9];']
+    producer: dict[int, str] = {}  # variable -> the node that defines it
+    several: set[str] = set()  # nodes that define more than one variable
+    for var in tape.inputs:
+        producer[var] = f"in{var}"
+        label = f"%{var}\n{format_spec(spec_of(tape.values[var]))}"
+        lines.append(f'  in{var} [shape="ellipse", label="{_escape(label)}"];')
+    for index, op in enumerate(tape.ops):
+        node = f"op{index}"
+        status = op.rule.status
+        name = function_name(op.rule.function).rsplit(".", 1)[-1]
+        outs = ", ".join("_" if v is None else f"%{v}" for v in op.outputs)
+        label = f"{outs} = {name}\n{op.rule.source}: {'verified' if status == 'pass' else status}"
+        fill = _FILLS.get(status, _UNVERIFIED_FILL)
+        lines.append(f'  {node} [shape="box", style="rounded,filled", fillcolor="{fill}", '
+                     f'label="{_escape(label)}"];')
+        lines += _edges(op.inputs, producer, several, node)
+        for var in op.outputs:
+            if var is not None:
+                producer[var] = node
+        if len(op.outputs) > 1:
+            several.add(node)
+    if tape.outputs is not None:
+        lines.append('  result [shape="plaintext", label="return"];')
+        lines += _edges(tape.outputs, producer, several, "result")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _edges(inputs, producer: dict[int, str], several: set[str], node: str) -> list[str]:
+    edges = []
+    for var in _variables_of(inputs):
+        source = producer.get(var)
+        if source is None:  # not a variable: an int that `trace`'s function returned as such
+            continue
+        edges.append(f'  {source} -> {node}' + (f' [label="%{var}"];' if source in several else ";"))
+    return edges
+
+
+def _variables_of(structure) -> list[int]:
+    """The variables in an op's inputs or a traced result: ints, nested in tuples and lists."""
+    if type(structure) is int:
+        return [structure]
+    if isinstance(structure, (tuple, list)):
+        return [v for item in structure for v in _variables_of(item)]
+    return []
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..checking import debug as _debug
 from ..errors import NestedDifferentiationError, RuleContractError
-from .listing import format_tape
+from .listing import format_dot, format_tape
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
 from .shedding import LARGE_BYTES, shed_large_values
@@ -329,6 +329,18 @@ class Tape:
 
     def __str__(self) -> str:
         return format_tape(self)
+
+    def to_dot(self) -> str:
+        """The tape as Graphviz DOT text, for a picture: `dot -Tsvg tape.dot -o tape.svg`.
+
+        Returns
+        -------
+        str
+            A digraph with one node per traced input, one per op (its outputs, its function,
+            the source of its rule and whether that rule is verified at this signature), one
+            for the result of `rulebridge.trace`, and one edge per variable an op reads.
+        """
+        return format_dot(self)
 
     __repr__ = __str__
 
