@@ -176,7 +176,7 @@ def _unbox(result, tape):
     if type(result) is Traced:
         if result._tape is not tape:
             raise _nested(None)
-        return result._value
+        return tape.protected.unprotected(result._value)  # f returned its argument: the caller's array
     if isinstance(result, (tuple, list)):
         items = [_unbox(r, tape) for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)

@@ -20,7 +20,9 @@ def test_called_and_inline_forwards_agree_to_the_bit():
     assert type(op.rule.forward) is rb.CallForward
     assert np.array_equal(y, np.sin(x))
     inline_out, inline_args, inline_kwargs = op.residuals
-    assert np.array_equal(inline_out, out) and inline_args[0] is x and inline_kwargs is None
+    assert np.array_equal(inline_out, out) and inline_kwargs is None
+    # The caller's array itself, not a copy, seen read-only (rules must not write into it)
+    assert np.shares_memory(inline_args[0], x) and not inline_args[0].flags.writeable
 
 
 def test_keywords_reach_the_function_and_the_residuals():

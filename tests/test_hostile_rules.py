@@ -150,8 +150,17 @@ def test_a_forwards_own_exception_is_numpys_own():
 
 
 def _mutate_args(cts, args, g):
-    args[0][0] += 1.0
+    # Only what it can write: the caller's arrays reach every rule read-only (see below), so
+    # what debug mode must catch is a rule changing a value other ops still use.
+    if args[0].flags.writeable:
+        args[0][0] += 1.0
     return cts
+
+
+def _mutate_args_forward(out, args):
+    if args[0].flags.writeable:
+        args[0][0] += 1.0
+    return out, args
 
 
 def _mutate_g(cts, args, g):
@@ -167,9 +176,8 @@ DEBUG_ONLY = {  # behaviour: (forward, pullback, what the debug error says)
         None, lambda cts, args, g: (args[0][::1],), "shares memory"),
     "pullback returns nan for finite inputs": (
         None, lambda cts, args, g: (cts[0] * np.nan,), "non-finite"),
-    "forward mutates its argument": (
-        lambda out, args: (out, args) if args[0].__iadd__(1.0) is not None else None, None,
-        "after its forward, an argument was modified"),
+    "forward mutates its argument": (_mutate_args_forward, None,
+                                     "after its forward, an argument was modified"),
     "forward disagrees with NumPy": (lambda out, args: (np.cos(args[0]), args), None,
                                      "differs from NumPy's"),
     "forward returns another dtype": (lambda out, args: (out.astype(np.float32), args), None,
@@ -181,8 +189,8 @@ DEBUG_ONLY = {  # behaviour: (forward, pullback, what the debug error says)
 def test_debug_mode_checks_every_rule_boundary(hostile, behaviour):
     forward, pullback, says = DEBUG_ONLY[behaviour]
     hostile(forward=forward, pullback=pullback)
-    with rb.debug():
-        text = _contract_error()
+    with rb.debug():  # the outer sin's argument is the inner one's output, a value on the tape
+        text = _contract_error(lambda x: np.sin(np.sin(x)))
     assert "debug mode" in text and says in text, text
 
 
@@ -207,3 +215,84 @@ def test_environment_variable_switches_debug_mode_on():
     env = {"RULEBRIDGE_DEBUG": "1", "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr
+
+
+def _zero_arguments_forward(out, args):
+    args[0][...] = 0.0
+    return out, args
+
+
+def _zero_arguments_pullback(cts, args, g):
+    args[0][...] = 0.0
+    return cts
+
+
+@pytest.mark.parametrize("mode", [False, True], ids=["default", "debug mode"])
+@pytest.mark.parametrize("where, behaviour", [
+    ("forward", {"forward": _zero_arguments_forward}),
+    ("pullback", {"pullback": _zero_arguments_pullback})])
+@pytest.mark.parametrize("api", ["vjp", "grad"])
+def test_a_rule_that_writes_into_the_caller_s_array_is_refused_and_named(hostile, mode, where,
+                                                                          behaviour, api):
+    hostile(**behaviour)
+    x = np.copy(X) if api == "vjp" else np.array(0.3)
+    before = np.copy(x)
+    with rb.debug(mode), pytest.raises(rb.RuleContractError) as info:
+        if api == "vjp":
+            _gradient(np.sin, x)
+        else:
+            rb.grad(np.sin, source="hostile")(x)
+    np.testing.assert_array_equal(x, before)  # the caller's array, untouched
+    text = str(info.value)
+    signature = "float64[:]" if api == "vjp" else "float64"
+    assert f"the {where} of the hostile rule for numpy.sin({signature})" in text, text
+    assert "read-only" in text, text
+
+
+def test_the_program_s_own_writes_into_its_argument_still_happen(hostile):
+    # The program may write into its argument (and into a view of it): those writes are
+    # recorded, and leave the caller's array as plain NumPy leaves it.
+    def program(xp_sum, a):
+        view = a[1:]
+        view[0] = 5.0
+        a *= 2.0
+        return xp_sum(a * a)
+
+    expected = np.copy(X)
+    program(np.sum, expected)
+    x = np.copy(X)
+    g = rb.grad(lambda a: program(np.sum, a))(x)
+    np.testing.assert_array_equal(x, expected)
+    np.testing.assert_allclose(g, 8.0 * X * np.array([1.0, 0.0, 1.0]))
+
+
+def test_a_read_only_argument_stays_read_only_for_the_program_too():
+    x = np.copy(X)
+    x.flags.writeable = False
+
+    def program(a):
+        a[0] = 1.0
+        return np.sum(a)
+
+    with pytest.raises(ValueError, match="read-only"):
+        program(x)
+    with pytest.raises(ValueError, match="read-only"):
+        rb.grad(program)(x)
+
+
+def test_a_write_through_a_view_the_tape_does_not_follow_is_refused_with_the_fix():
+    def program(a):
+        flat = np.ravel(a)  # a view NumPy would let the program write through
+        flat[0] = 2.0
+        return np.sum(a * a)
+
+    x = np.ones((2, 2))
+    with pytest.raises(rb.MutationError, match=r"Write into the argument itself"):
+        rb.grad(program)(x)
+    np.testing.assert_array_equal(x, np.ones((2, 2)))
+
+
+def test_a_program_returning_its_argument_returns_the_caller_s_array():
+    x = np.copy(X)
+    y, _ = rb.vjp(lambda a: a, x)
+    assert y is x

@@ -15,7 +15,7 @@ from ..errors import RuleContractError
 from ..rules.rule import SparseCotangent
 from ..rules.signature import format_signature
 from ..writes.write import WriteOp
-from .tape import Tape, as_op
+from .tape import WROTE_INTO_INPUT, Tape, as_op, is_read_only_write
 
 _ndarray = np.ndarray
 _FIRST = (0,)
@@ -89,7 +89,11 @@ def _pullback(op, rule, residuals, g, argnums):
 
 
 def _pullback_failed(op, exc: Exception) -> RuleContractError:
-    return RuleContractError(f"the pullback of the {as_op(op).rule.source} rule for {_where(op)} "
+    rule = as_op(op).rule
+    if is_read_only_write(exc):
+        return RuleContractError(f"the pullback of the {rule.source} rule for {_where(op)} "
+                                 f"{WROTE_INTO_INPUT} ({exc})")
+    return RuleContractError(f"the pullback of the {rule.source} rule for {_where(op)} "
                              f"raised {type(exc).__name__}: {exc}")
 
 

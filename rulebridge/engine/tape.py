@@ -21,6 +21,7 @@ import numpy as np
 from ..checking import debug as _debug
 from ..errors import NestedDifferentiationError, RuleContractError
 from .listing import format_dot, format_tape
+from .protect import WROTE_INTO_INPUT, CallersArrays, is_read_only_write, read_only
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
 from .shedding import LARGE_BYTES, shed_large_values
@@ -100,6 +101,7 @@ class Tape:
         # op on that output shares the tuple as its inputs, one tuple fewer per op on a chain.
         self.last_outputs: tuple = (None,)
         self.inputs: list[int] = []  # variables of the traced arguments, in order
+        self.protected = CallersArrays()  # what the traced arguments are boxed as (protect.py)
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
         self._box = _traced_class()  # the box type, read from here on every hot path
@@ -122,6 +124,8 @@ class Tape:
 
     def new_input(self, value: Any):
         Traced = self._box
+        if type(value) is _ndarray:
+            value = self.protected.protect(value)
         var = self.new_var()
         self.inputs.append(var)
         self.values[var] = value
@@ -309,14 +313,14 @@ class Tape:
                             f"input, got {len(args)}")
         env: dict[int, Any] = {}
         for var, value in zip(self.inputs, args):
-            env[var] = value
+            env[var] = read_only(value) if type(value) is _ndarray else value  # see protect
         for op in self.ops:
             values = tuple(_substitute(a, v, env) for a, v in zip(op.args, op.inputs))
             rule = op.rule
             signature = signature_of(values)
             if signature != rule.signature:
                 rule = self._lookup(rule.function, signature)
-            out, _ = rule.forward(values, op.kwargs)
+            out, _ = _call_forward(rule, values, op.kwargs)
             if op.structure is None:
                 env[op.outputs[0]] = out
             else:
@@ -398,7 +402,13 @@ def _record_escaped(function, args, kwargs):
 def _call_forward(rule, values: tuple, kwargs) -> tuple:
     """`(output, residuals)` from a forward that is not a CallForward (debug mode's, a
     first-use check's, another adapter's)."""
-    result = rule.forward(values, kwargs)
+    try:
+        result = rule.forward(values, kwargs)
+    except ValueError as exc:
+        if not is_read_only_write(exc):
+            raise  # NumPy's own error for these inputs, as the plain program raises it
+        raise RuleContractError(f"the forward of the {rule.source} rule for {rule.describe()} "
+                                f"{WROTE_INTO_INPUT} ({exc})") from exc
     try:
         out, residuals = result
     except (TypeError, ValueError):  # not a pair: the rule, not NumPy, is at fault

@@ -249,14 +249,39 @@ def setitem(box, index, value, what: str | None = None):
                 "written there and which one is unspecified. Write each position once (np.unique "
                 "the indices), or accumulate with x = x + np.bincount(...)-style code.")
     saved = old.copy() if view else old
-    target[index] = value_primal if value_var is None else written  # NumPy's own write
+    memory = target if target.flags.writeable else _writable(state, box, target, what)
+    memory[index] = value_primal if value_var is None else written  # NumPy's own write
     in_var = box._var
-    out_var = state.record(Write, target, index, saved, in_var, value_var, value_primal)
+    out_var = state.record(Write, memory, index, saved, in_var, value_var, value_primal)
     box._var = out_var
     if target.base is not None:  # a view, perhaps of a traced parent
         state.propagate(in_var, out_var, target)  # before logging: the parent is current so far
     aliases.logged(target, old if view else target, out_var, what)
     return box
+
+
+def _writable(state: MutationState, box, target, what) -> np.ndarray:
+    """Where the program's own write into a read-only `target` goes. Rules see the caller's
+    arrays read-only (rulebridge/engine/protect.py), the program does not: a traced argument, and a view of it
+    that the tape follows, are written as NumPy would write them. Anything else read-only
+    (np.broadcast_to, np.diagonal, a caller's read-only array) is written by NumPy, which refuses
+    as the plain program does."""
+    tape = state.tape
+    var, root = box._var, target
+    origin = state.aliases.origin(var, root)
+    while origin is not None:  # up the followed views, to the array they were made from
+        var, root, _ = origin
+        origin = state.aliases.origin(var, root)
+    if tape.protected.unprotected(root) is not root:
+        memory = tape.protected.writable_memory(target)
+        if memory is not None:
+            return memory
+    elif tape.protected.writable_memory(target) is not None:
+        raise MutationError(
+            f"{what}: this view of a traced argument was made by a function whose writes the "
+            "tape does not follow (views made by basic indexing, reshape, transpose and .T are "
+            "followed). Write into the argument itself (x[...] = ...), or into a copy.")
+    return target
 
 
 class Described:

@@ -1,0 +1,90 @@
+"""The caller's arrays are the caller's: rules see them read-only.
+
+Each traced ndarray argument is boxed as a read-only view of the caller's array, made once per
+argument when it is boxed (nothing is paid per op). Every rule's forward and pullback reads
+the argument through that view, and so does every view NumPy makes of it (a slice of a
+read-only array is read-only), so a buggy or hostile rule that writes into one raises instead of
+changing the caller's data; the engine turns NumPy's refusal into an error naming the rule.
+
+The program itself may write into its argument (README, "Code that writes into arrays"): those
+writes are recorded by rulebridge/writes, which asks `CallersArrays.writable_memory` for a
+writable array over the same memory, so they happen exactly as NumPy would make them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+WROTE_INTO_INPUT = (
+    "tried to write into one of its arguments, which it received read-only: rules must never "
+    "modify their inputs (they are the caller's arrays, or values other ops still use). Report "
+    "it to the adapter's authors, and use another source meanwhile (source=... or "
+    "rulebridge.prefer(function, name))")
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of `array` (the array itself is untouched)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def is_read_only_write(exc: BaseException) -> bool:
+    """Is `exc` NumPy's refusal to write into a read-only array?"""
+    return type(exc) is ValueError and "read-only" in str(exc)
+
+
+class CallersArrays:
+    """Per tape: the read-only view each traced argument is boxed as, and the caller's array."""
+
+    __slots__ = ("views",)
+
+    def __init__(self) -> None:
+        self.views: dict[int, tuple] = {}  # id(view) -> (view, the caller's array)
+
+    def protect(self, array: np.ndarray) -> np.ndarray:
+        """The read-only view of the caller's `array` that the box holds and rules see."""
+        view = read_only(array)
+        self.views[id(view)] = (view, array)
+        return view
+
+    def unprotected(self, value: Any) -> Any:
+        """The caller's own array for its view (the program returned its argument); else
+        `value` itself."""
+        pair = self.views.get(id(value))
+        return pair[1] if pair is not None and pair[0] is value else value
+
+    def writable_memory(self, array: np.ndarray) -> np.ndarray | None:
+        """A writable array over the memory of `array` when `array` is, or was made by views
+        from, the view of a writable caller's array; None otherwise. (Which views the program
+        may write through is the caller's decision: rulebridge/writes/write.py.)"""
+        pair = self.views.get(id(array))
+        if pair is not None and pair[0] is array:
+            return pair[1] if pair[1].flags.writeable else None
+        for view, original in self.views.values():
+            if (original.flags.writeable and array.base is not None
+                    and array.base is _owner(original) and np.may_share_memory(array, view)):
+                return np.asarray(_Memory(array, original))
+        return None
+
+
+class _Memory:
+    """The memory of a read-only view, offered writable (NumPy reads `__array_interface__`);
+    `base` keeps the caller's array alive, and is where an owner search walks to."""
+
+    def __init__(self, array: np.ndarray, base: np.ndarray) -> None:
+        interface = dict(array.__array_interface__)
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def _owner(array):
+    """The object that owns `array`'s memory: what NumPy sets as the `base` of its views."""
+    while isinstance(array.base, _ndarray):
+        array = array.base
+    return array if array.base is None else array.base
