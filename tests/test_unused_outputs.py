@@ -79,10 +79,19 @@ def test_a_program_of_some_outputs_has_jax_s_gradient(source, program, a):
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
 
 
-def test_autograd_s_dense_zeros_that_meet_an_infinity_raise_instead_of_nan():
-    # The singular vectors of I have no derivative; autograd's VJP meets 0 * inf for the unused
-    # Vh, and the call must raise, naming the rule, rather than return NaN as a gradient.
-    weights = np.arange(9.0).reshape(3, 3)
-    with pytest.raises(rb.RuleContractError, match=r"autograd.*numpy\.linalg\.svd.*source='jax'"):
-        rb.grad(lambda a: np.sum(np.linalg.svd(a, full_matrices=False)[0] * weights),
-                source="autograd")(np.eye(3))
+def _eigenvectors_only(a):
+    return np.sum(np.linalg.eigh(a)[1] * np.arange(9.0).reshape(3, 3))
+
+
+def _left_singular_vectors_only(a):
+    return np.sum(np.linalg.svd(a, full_matrices=False)[0] * np.arange(9.0).reshape(3, 3))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("program, name", [(_eigenvectors_only, "eigh"),
+                                           (_left_singular_vectors_only, "svd")])
+def test_vectors_without_a_derivative_raise_instead_of_nan(source, program, name):
+    # At 2 * I and I the eigenvectors and singular vectors have no derivative (jax.grad of the
+    # same program is NaN): the call raises, naming the rule, rather than return NaN.
+    with pytest.raises(rb.RuleContractError, match=rf"{source}.*numpy\.linalg\.{name}.*finite"):
+        rb.grad(program, source=source)(2 * np.eye(3) if name == "eigh" else np.eye(3))

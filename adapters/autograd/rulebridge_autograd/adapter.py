@@ -282,10 +282,11 @@ def _singular_values(a, full_matrices=True, compute_uv=True, hermitian=False):
 # singular vectors' cotangents by 1/(s_j^2 - s_i^2): 0 * inf = NaN at repeated singular values
 # (svd(I)), where the program of the singular values alone has a finite gradient. For these
 # functions and sets of used outputs, the pullback is autograd's VJP of a program returning
-# those outputs alone. (autograd's eigh VJP skips its eigenvector term itself when that
-# cotangent is zero.)
+# those outputs alone (autograd's eigh VJP skips its eigenvector term itself when that cotangent
+# is zero); for the others, a cotangent that is not finite is refused (_finite).
 SOME_OUTPUTS: dict[Callable, dict[tuple, Callable]] = {
     np.linalg.svd: {(False, True, False): _singular_values},
+    np.linalg.eigh: {},
 }
 
 
@@ -324,10 +325,11 @@ def _finite(cts: tuple, g: tuple, name: str) -> tuple:
         return cts
     raise FloatingPointError(
         f"autograd's VJP of {name} is not finite here although every cotangent it received is: "
-        "it gives the outputs your program does not use a zero cotangent and multiplies it by "
-        "1/(s_i - s_j), infinite at repeated eigenvalues or singular values. Use only outputs "
-        "whose derivative exists at this input, or source='jax', which differentiates only the "
-        "outputs that are used.")
+        "at repeated eigenvalues or singular values the vectors have no derivative (their "
+        "terms divide by l_i - l_j = 0), and autograd also gives the outputs your program does "
+        "not use a zero cotangent, which meets that infinity. Use only the outputs whose "
+        "derivative exists at this input (the values), or source='jax', which differentiates "
+        "only the outputs that are used.")
 
 
 def _sparse_or_conform(ct, primal):

@@ -73,6 +73,8 @@ class JitPullbacks:
                 jitted = self.compiled[key] = self._jit((LEAF,) * len(args), (), argnums, used)
             with jax.enable_x64(True):
                 leaf_cts = jitted(args, cotangent)
+            if used is not None:
+                _finite(leaf_cts, cotangent, self.name)
             return tuple(_numpy(ct, args[i]) for ct, i in zip(leaf_cts, argnums))
         static_args, static_kwargs, leaves, counts = freeze_call(args, kwargs, self.operands)
         diff, owners = _differentiated(leaves, counts, argnums)
@@ -82,6 +84,8 @@ class JitPullbacks:
             jitted = self.compiled[key] = self._jit(static_args, static_kwargs, diff, used)
         with jax.enable_x64(True):
             leaf_cts = jitted(leaves, cotangent)
+        if used is not None:
+            _finite(leaf_cts, cotangent, self.name)
         return _assemble(args, argnums, owners, leaf_cts)
 
     def _jit(self, static_args, static_kwargs, diff, used) -> Callable:
@@ -130,6 +134,19 @@ def _differentiated(leaves: list, counts: list, argnums: tuple) -> tuple[tuple, 
         owners[i] = (starts[i], starts[i + 1])
         diff += [p for p in range(starts[i], starts[i + 1]) if is_inexact(leaves[p])]
     return tuple(diff), owners
+
+
+def _finite(leaf_cts: tuple, given: tuple, name: str) -> None:
+    """A function of several outputs (eigh, svd) whose VJP is not finite for finite cotangents:
+    the used outputs have no derivative here. Refused rather than returned as a gradient."""
+    if all(np.all(np.isfinite(ct)) for ct in leaf_cts) or not all(
+            np.all(np.isfinite(g)) for g in given):
+        return
+    raise FloatingPointError(
+        f"JAX's VJP of {name} is not finite here although every cotangent it received is: the "
+        "outputs your program uses have no derivative at this input (eigenvectors or singular "
+        "vectors at a repeated eigenvalue or singular value, whose terms divide by l_i - l_j = "
+        "0). Use only the outputs whose derivative exists here (the values).")
 
 
 def _used_outputs(out, used: tuple | None, name: str):
