@@ -7,18 +7,21 @@ way with a faster builder).
 
 from __future__ import annotations
 
-import importlib.metadata
-import re
+import sys
+from pathlib import Path
 
-import rulebridge
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+
+import rulebridge  # noqa: E402
 
 project = "rulebridge"
 author = "rulebridge developers"
 copyright = "rulebridge developers"
-release = importlib.metadata.version("rulebridge")
+release = rulebridge.__version__
 version = release
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser"]
+# public_api (docs/_ext/public_api.py) fills api.rst with every name in rulebridge.__all__
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser", "public_api"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
 root_doc = "index"
@@ -36,64 +39,3 @@ default_role = "literal"
 nitpicky = True
 nitpick_ignore_regex = [(r"py:.*", r"(?!rulebridge\b).*")]
 html_theme = "alabaster"
-
-# The API reference lists every name in `rulebridge.__all__`, in these groups; a public name not
-# placed here still appears, under "Other public names", so adding one never needs this file.
-API_GROUPS = {
-    "Differentiating": ["grad", "value_and_grad", "vjp", "trace"],
-    "Tapes": ["Tape", "Op", "Traced"],
-    "Rules for any function": ["import_rule"],
-    "Checking rules": ["check_rule", "assert_rule", "CheckResult", "check_on_first_use", "debug",
-                       "debug_enabled", "measure_rules"],
-    "Sources of rules": ["adapters", "prefer", "rules", "lookup", "register_adapter", "Adapter",
-                         "AdapterInfo", "ENTRY_POINT_GROUP"],
-    "Writing rules": ["Rule", "CallForward", "SparseCotangent", "conform_cotangent",
-                      "decline_unsupported", "DIFFERENTIABLE_DTYPES", "function_name"],
-    "Signatures": ["Signature", "SpecInfo", "spec_of", "signature_of", "format_spec",
-                   "format_signature", "parse_signature"],
-}
-# Classes whose methods are mostly the engine's own: only these members are documented.
-CLASS_MEMBERS = {"Tape": ["ops", "replay", "replace", "to_dot"], "Traced": []}
-API_PLACEHOLDER = ".. rulebridge-public-names::"
-
-
-def api_reference() -> str:
-    """The reStructuredText of every public name, grouped as `API_GROUPS` says."""
-    public = list(rulebridge.__all__)
-    errors = [n for n in public if isinstance(getattr(rulebridge, n), type)
-              and issubclass(getattr(rulebridge, n), BaseException)]
-    placed = {n for names in API_GROUPS.values() for n in names} | set(errors)
-    groups = {title: [n for n in names if n in public] for title, names in API_GROUPS.items()}
-    groups["Errors and warnings"] = errors
-    groups["Other public names"] = [n for n in public if n not in placed]
-    text = []
-    for title, names in groups.items():
-        if names:
-            text += [title, "-" * len(title), ""]
-            text += [_directive(name) for name in names]
-    return "\n".join(text)
-
-
-def _directive(name: str) -> str:
-    obj = getattr(rulebridge, name)
-    if isinstance(obj, type) and issubclass(obj, BaseException):
-        return f".. autoexception:: rulebridge.{name}\n"
-    if isinstance(obj, type) and obj.__module__.startswith("rulebridge"):
-        members = CLASS_MEMBERS.get(name)
-        if members is None:
-            return f".. autoclass:: rulebridge.{name}\n   :members:\n"
-        members = [m for m in members if hasattr(obj, m)]
-        return f".. autoclass:: rulebridge.{name}\n" + (
-            f"   :members: {', '.join(members)}\n" if members else "")
-    if callable(obj) and getattr(obj, "__module__", "").startswith("rulebridge"):
-        return f".. autofunction:: rulebridge.{name}\n"
-    return f".. autodata:: rulebridge.{name}\n   :annotation:\n"
-
-
-def _fill_api(app, docname, source):
-    if docname == "api":
-        source[0] = source[0].replace(API_PLACEHOLDER, api_reference())
-
-
-def setup(app):
-    app.connect("source-read", _fill_api)

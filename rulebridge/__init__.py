@@ -19,29 +19,89 @@ __version__ = "0.1.0"
 
 
 def adapters() -> list[AdapterInfo]:
-    """The installed adapters, from entry points, without importing them. Each item is its name
-    (a str) with `.available` and `.reason`."""
+    """The installed adapters, found through their entry points without importing them.
+
+    Returns
+    -------
+    list of AdapterInfo
+        One item per adapter: its name (an `AdapterInfo` is a str), with `.available` (False
+        when its distribution needs a package that is not installed) and `.reason`.
+    """
     return list(REGISTRY.infos().values())
 
 
 def rules() -> list[Rule]:
-    """The rules looked up so far in this process."""
+    """The rules looked up so far in this process.
+
+    Returns
+    -------
+    list of Rule
+        Every rule the registry has built, each with its source, signature and check status.
+    """
     return REGISTRY.rules()
 
 
 def prefer(*args) -> None:
-    """`prefer("jax", "autograd")`: the global source order; `prefer(np.linalg.eigh, "jax")`:
-    the order for one function."""
+    """Set the order in which `source=None` asks the installed adapters for a rule.
+
+    A rule verified at the signature still comes before an unverified one; the order decides
+    among rules of equal standing (docs/adapter-contract.md, "Which rule `source=None` uses").
+
+    Parameters
+    ----------
+    *args : str, or a function followed by str
+        ``prefer("jax", "autograd")`` sets the global order; ``prefer(np.linalg.eigh, "jax")``
+        sets the order for one function, before the global one.
+
+    Raises
+    ------
+    TypeError
+        When no source name is given, or a name is not a str.
+    """
     REGISTRY.prefer(*args)
 
 
 def register_adapter(adapter: Adapter) -> None:
-    """Add an adapter instance in this process (entry points are the usual way)."""
+    """Add an adapter to this process's sources of rules.
+
+    A distribution declares its adapter as an entry point in the group `ENTRY_POINT_GROUP`
+    instead; this is for an adapter defined in a script, a notebook or a test.
+
+    Parameters
+    ----------
+    adapter : Adapter
+        An instance with a `name`; it replaces an adapter of the same name.
+
+    Raises
+    ------
+    AdapterError
+        When the adapter has no name.
+    """
     REGISTRY.register(adapter)
 
 
 def lookup(function: Callable, signature: Signature, source: str | None = None) -> Rule:
-    """The rule rulebridge would use for `function` at `signature`; NoRuleError if none."""
+    """The rule rulebridge would use for `function` at `signature`.
+
+    Parameters
+    ----------
+    function : callable
+        A NumPy or SciPy function, or one given a rule by `import_rule`.
+    signature : Signature
+        The concrete types of the positional arguments, from `signature_of` or
+        `parse_signature` (``rulebridge.parse_signature("(float64[:, :], float64[:])")``).
+    source : str, optional
+        Ask only this adapter; None asks every installed adapter, as `grad` does.
+
+    Returns
+    -------
+    Rule
+
+    Raises
+    ------
+    NoRuleError
+        When no adapter has a rule there; the message gives each adapter's reason.
+    """
     return REGISTRY.require(function, signature, source)
 
 

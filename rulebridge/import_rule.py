@@ -30,15 +30,39 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
                 *, equivalent: Callable | None = None,
                 signatures: Iterable[str | tuple] | str | None = None,
                 check: bool = True) -> Callable:
-    """`function`, differentiable by rulebridge with a rule imported from `source`.
+    """Make `function` differentiable by rulebridge, with a rule imported from a source.
 
-    The returned callable is `function` itself on plain values; given traced values it records
-    one op (several outputs if `function` returns several). The pullback is the source's for
-    `equivalent`, or for the source's function of the same name (`scipy.special.logsumexp` ->
-    `jax.scipy.special.logsumexp`). `source=None` imports from every installed adapter that has a
-    counterpart; `signatures` (e.g. `["float64[:]", "(float64[:, :], float64[:])"]`) restricts
-    the import to those signatures and compares `equivalent` with `function` on sample inputs
-    now. As a decorator: `@import_rule(source="jax", equivalent=...)`.
+    The pullback is the source's for `equivalent`, or for the source's function of the same name
+    (``scipy.special.logsumexp`` -> ``jax.scipy.special.logsumexp``); the forward is `function`
+    itself. As a decorator: ``@import_rule(source="jax", equivalent=...)``.
+
+    Parameters
+    ----------
+    function : callable
+        Any function of plain arrays: a SciPy function, a compiled routine, your own NumPy code.
+    source : str or sequence of str, optional
+        The adapter(s) to import from; None imports from every installed adapter that has a
+        counterpart.
+    equivalent : callable, optional
+        A function of the source with the same meaning as `function`.
+    signatures : str or iterable of str, optional
+        Restrict the import to these signatures (``["float64[:]", "(float64[:, :],
+        float64[:])"]``) and compare `equivalent` with `function` on sample inputs now.
+    check : bool, optional
+        Check each rule against finite differences of `function` at the first inputs it is used
+        at (the default), before using it.
+
+    Returns
+    -------
+    callable
+        `function` itself on plain values; on traced values it records one op (several outputs
+        if `function` returns several).
+
+    Raises
+    ------
+    ImportRuleError
+        When no adapter has a counterpart, or the counterpart's outputs disagree with
+        `function`'s (count, shapes, dtypes or values) or fail the check.
     """
     if isinstance(function, str) and source is None:  # @import_rule("jax", ...)
         function, source = None, function

@@ -56,3 +56,38 @@ def test_a_dead_link_fails_the_build(tmp_path, breakage):
     result = build(source, tmp_path / "out", builder="dummy")
     assert result.returncode != 0
     assert "errors.md" in result.stderr
+
+
+@pytest.fixture
+def public_api():
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import public_api
+        yield public_api
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+
+
+@pytest.mark.parametrize("lines, complaint", [
+    ([], "has no docstring"),
+    (["The rule rulebridge would use, in prose only."], "no numpy-style 'Parameters' section"),
+])
+def test_a_public_function_without_a_numpy_docstring_is_a_build_warning(public_api, caplog,
+                                                                       lines, complaint):
+    public_api._check_docstring(None, "function", "rulebridge.lookup", rulebridge.lookup, {},
+                                lines)
+    assert complaint in caplog.text
+
+
+def test_a_numpy_docstring_passes(public_api, caplog):
+    public_api._check_docstring(None, "function", "rulebridge.lookup", rulebridge.lookup, {},
+                                ["The rule.", "", "Parameters", "----------", "function : f"])
+    assert caplog.text == ""
+
+
+def test_public_constants_are_documented_where_they_are_assigned(public_api, caplog):
+    text = public_api._directive("ENTRY_POINT_GROUP")
+    assert ":value: 'rulebridge.adapters'" in text and "entry-point group" in text
+    assert caplog.text == ""
+    public_api._data_directive("UNDOCUMENTED", object())
+    assert "has no documentation" in caplog.text

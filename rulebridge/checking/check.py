@@ -48,17 +48,48 @@ def check_rule(func: Callable | Rule, *example_args: Any, source: str | None = N
                argnums: Sequence[int] | None = None, rtol: float | None = None,
                atol: float | None = None, outputs: Sequence[int] | None = None,
                **kwargs: Any) -> CheckResult:
-    """Check the rule rulebridge would use for `func(*example_args, **kwargs)` (or the given
-    `Rule`) against finite differences of NumPy's own function at these inputs.
+    """Check a rule against finite differences of NumPy's own function at these inputs.
 
-    `source` picks an adapter as `rulebridge.grad` does (None: the registry's choice); `argnums`
-    defaults to every float/complex ndarray argument (and list of them); `outputs` restricts the
-    random output cotangents to those positions (e.g. eigenvalues, not eigenvectors). The
-    random tangents always span every entry of every differentiated argument, also the entries
-    NumPy's function ignores (the triangle `cholesky` does not read), where the rule must give
-    a zero cotangent: a rule right only for some directions (symmetric ones) fails. Raises
-    NoRuleError when no adapter has a rule; everything the rule does wrong is in the returned
-    CheckResult.
+    A dot-product test in a few random directions: ``Re<xbar, xdot>`` from the rule's pullback
+    against ``Re<ybar, J xdot>`` from central differences (Richardson-extrapolated) of the
+    function itself in float64 or complex128. The random tangents span every entry of every
+    differentiated argument, also the entries NumPy's function ignores (the triangle
+    ``cholesky`` does not read), where the rule must give a zero cotangent: a rule right only
+    for some directions (symmetric ones) fails.
+
+    Parameters
+    ----------
+    func : callable or Rule
+        The function whose rule rulebridge would use for ``func(*example_args, **kwargs)``, or a
+        `Rule` to check directly.
+    *example_args
+        The inputs to check at; they fix the signature.
+    source : str, optional
+        Check that adapter's rule, as ``rulebridge.grad(..., source=...)`` would use it (None:
+        the rule ``source=None`` would use).
+    seed : int, optional
+        Seed of the random directions (combined with the function and signature).
+    directions : int, optional
+        How many random directions to test.
+    argnums : sequence of int, optional
+        The arguments to perturb (default: every float or complex array argument, and lists of
+        them).
+    rtol, atol : float, optional
+        The tolerance (default: by dtype, about 1e-6 relative for float64 and 2e-3 for float32).
+    outputs : sequence of int, optional
+        Give random cotangents to these outputs only (eigenvalues, not eigenvectors).
+    **kwargs
+        The call's keyword arguments (``axis=``, ``keepdims=``).
+
+    Returns
+    -------
+    CheckResult
+        Everything the rule does wrong is reported here: its status, worst error and reason.
+
+    Raises
+    ------
+    NoRuleError
+        When no adapter has a rule for the call.
     """
     return check_call(func, example_args, kwargs, source=source, seed=seed,
                       directions=directions, argnums=argnums, rtol=rtol, atol=atol,
@@ -334,8 +365,27 @@ def _same_unary_vjp(rule: Rule, args, kwargs, ybar, cts, rtol: float) -> None:
 
 
 def assert_rule(func: Callable | Rule, *example_args: Any, **options: Any) -> CheckResult:
-    """`check_rule`, raising RuleCheckError unless the rule passes: the one line to put in a
-    test of your own rule or adapter."""
+    """`check_rule`, raising unless the rule passes: the one line for a test of your own rule.
+
+    Parameters
+    ----------
+    func : callable or Rule
+        As for `check_rule`.
+    *example_args
+        As for `check_rule`.
+    **options
+        `check_rule`'s options and the call's keyword arguments.
+
+    Returns
+    -------
+    CheckResult
+        The passing result.
+
+    Raises
+    ------
+    RuleCheckError
+        When the rule fails, raises, or finite differences cannot decide.
+    """
     from .result import RuleCheckError
 
     result = check_rule(func, *example_args, **options)

@@ -30,6 +30,12 @@ _enabled = os.environ.get(ENVIRONMENT_VARIABLE, "") not in ("", "0")
 
 
 def enabled() -> bool:
+    """Whether debug mode is on (`rulebridge.debug`).
+
+    Returns
+    -------
+    bool
+    """
     return _enabled
 
 

@@ -59,7 +59,17 @@ def _wrap(rule: Rule) -> Rule:
 
 
 def check_on_first_use(enabled: bool = True) -> None:
-    """Check every unverified rule at its first inputs (see the module docstring)."""
+    """Check every unverified rule at the first inputs it is used at, before trusting it.
+
+    The same switch as the environment variable ``RULEBRIDGE_CHECK_ON_FIRST_USE=1``. A rule the
+    compatibility matrix verified at the signature is used without a new check; the first call
+    of any other raises `RuleCheckError` if the rule fails there.
+
+    Parameters
+    ----------
+    enabled : bool, optional
+        True switches the check on for the whole process, False off.
+    """
     if enabled:
         REGISTRY.add_resolve_hook(_wrap)
     else:

@@ -26,6 +26,14 @@ _new = object.__new__
 
 
 class Traced:
+    """The value your function sees in place of an array or scalar while it is differentiated.
+
+    It behaves like the array it holds: NumPy's functions, ufuncs, operators, indexing, in-place
+    writes, ``shape``, ``dtype``, ``ndim`` and ``T`` work on it, and each call is recorded on the
+    tape. Turning it back into a plain number or array (``float(x)``, ``np.asarray(x)``) raises
+    `TracingError` instead of silently cutting the gradient. Users never make one.
+    """
+
     __slots__ = ("_value", "_var", "_tape")
     __array_priority__ = 1000.0
     __hash__ = None  # like ndarray

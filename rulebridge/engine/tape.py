@@ -114,7 +114,8 @@ class Tape:
         return len(self.entries)
 
     @property
-    def ops(self) -> OpsView:
+    def ops(self) -> Sequence[Op]:
+        """The recorded ops in order, each an `Op` (read-only; an op's index is its id)."""
         return OpsView(self.entries)
 
     def new_var(self) -> int:
@@ -335,15 +336,9 @@ class Tape:
         return format_tape(self)
 
     def to_dot(self) -> str:
-        """The tape as Graphviz DOT text, for a picture: `dot -Tsvg tape.dot -o tape.svg`.
-
-        Returns
-        -------
-        str
-            A digraph with one node per traced input, one per op (its outputs, its function,
-            the source of its rule and whether that rule is verified at this signature), one
-            for the result of `rulebridge.trace`, and one edge per variable an op reads.
-        """
+        """The tape as Graphviz DOT text: a node per input and per op (its function, its rule's
+        source, whether that rule is verified), an edge per variable read. Render it with
+        ``dot -Tsvg tape.dot -o tape.svg``."""
         return format_dot(self)
 
     __repr__ = __str__

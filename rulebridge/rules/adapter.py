@@ -13,6 +13,8 @@ from ..errors import AdapterError, Declined
 from .rule import Rule, function_name
 from .signature import Signature
 
+#: The entry-point group an adapter's distribution declares itself in, ``rulebridge.adapters``:
+#: ``[project.entry-points."rulebridge.adapters"]`` in its pyproject.toml.
 ENTRY_POINT_GROUP = "rulebridge.adapters"
 
 

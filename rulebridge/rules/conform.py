@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import Declined
 from .signature import Signature, SpecInfo, format_spec
 
+#: The dtypes rulebridge differentiates: float32, float64 and complex128.
 DIFFERENTIABLE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex128))
 # Arrays that may appear beside the differentiable ones: masks, indices, counts.
 PASSIVE_KINDS = "biu"
@@ -20,8 +21,21 @@ STATIC_TYPES = (type(None), str, slice, type(Ellipsis), tuple, list, np.dtype, t
 
 def decline_unsupported(signature: Signature,
                         dtypes: Iterable[np.dtype] = DIFFERENTIABLE_DTYPES) -> None:
-    """Raise `Declined` unless every argument is an exact ndarray of an accepted float/complex
-    dtype (or a bool/int array), a scalar, or a static value such as an axis or a shape."""
+    """Decline a signature a float source cannot take, for an adapter's `build_rule`.
+
+    Parameters
+    ----------
+    signature : Signature
+        The signature `build_rule` was asked for.
+    dtypes : iterable of numpy.dtype, optional
+        The float and complex dtypes the source accepts (default: `DIFFERENTIABLE_DTYPES`).
+
+    Raises
+    ------
+    Declined
+        Unless every argument is an exact ndarray of one of `dtypes` (or a bool or int array), a
+        scalar, or a static value such as an axis or a shape; the reason names the argument.
+    """
     dtypes = tuple(dtypes)
     for position, spec in enumerate(signature):
         reason = _refusal(SpecInfo.of(spec), dtypes)
@@ -51,8 +65,22 @@ def _refusal(info: SpecInfo, dtypes: tuple) -> str:
 
 
 def conform_cotangent(ct: Any, primal: Any) -> Any:
-    """`ct` as the cotangent of `primal`: same shape, same dtype. A complex cotangent of a real
-    argument keeps its real part (the JAX/autograd convention); a scalar becomes 0-d."""
+    """A source's cotangent in the form the engine requires: the dtype of its argument.
+
+    Parameters
+    ----------
+    ct : array_like or None
+        The cotangent a source computed; None (a zero cotangent) is returned as it is.
+    primal : array_like
+        The argument it is the cotangent of.
+
+    Returns
+    -------
+    numpy.ndarray or scalar
+        `ct` with `primal`'s dtype: a complex cotangent of a real argument keeps its real part
+        (the JAX and autograd convention). It is an ndarray when `primal` is one, a scalar when
+        `primal` is a scalar. A wrong shape is left as it is, for the engine's contract check.
+    """
     if ct is None:
         return None
     target = primal.dtype if hasattr(primal, "dtype") else np.result_type(primal)

@@ -12,7 +12,19 @@ Pullback = Callable[[Any, Any, "tuple[int, ...]"], tuple]
 
 
 def function_name(function: Callable) -> str:
-    """`numpy.sin`, `numpy.linalg.solve`, `scipy.special.gammaln`, `operator.getitem`."""
+    """The name users import `function` under, as errors, listings and the matrix spell it.
+
+    Parameters
+    ----------
+    function : callable
+        A NumPy or SciPy function or ufunc, an operator, or any callable.
+
+    Returns
+    -------
+    str
+        Its public module and name: ``numpy.sin``, ``numpy.linalg.solve``,
+        ``scipy.special.gammaln``, ``operator.getitem`` (not ``numpy._core.fromnumeric.sum``).
+    """
     explicit = getattr(function, "__rulebridge_name__", None)
     if explicit:
         return explicit

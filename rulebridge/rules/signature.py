@@ -16,11 +16,27 @@ _dtype = np.dtype
 _array_like = (np.ndarray, np.generic)
 
 Spec = Any  # (dtype, ndim) | (cls, dtype, ndim) | (list|tuple, (spec, ...)) | type
+#: The type of a signature: a plain tuple of the specs (`spec_of`) of a call's positional
+#: arguments, cheap to build and hash on every recorded op. Its text form (`format_signature`) is
+#: ``(float64[:, :], float64[:])``.
 Signature = tuple
 
 
 def spec_of(x: Any) -> Spec:
-    """The spec of one (already unwrapped) argument."""
+    """The spec of one argument: the concrete type rules are keyed on.
+
+    Parameters
+    ----------
+    x : object
+        A plain value (not a traced one).
+
+    Returns
+    -------
+    spec
+        ``(dtype, ndim)`` for an exact ndarray, ``(cls, dtype, ndim)`` for an ndarray subclass,
+        ``(list or tuple, (spec, ...))`` for a list or tuple holding arrays, and ``type(x)`` for
+        anything else (a scalar, a shape, an axis, None). Read it with `SpecInfo.of`.
+    """
     cls = type(x)
     if cls is _ndarray:
         return (x.dtype, x.ndim)
@@ -32,6 +48,18 @@ def spec_of(x: Any) -> Spec:
 
 
 def signature_of(args: tuple) -> Signature:
+    """The signature of a call: the spec of each positional argument.
+
+    Parameters
+    ----------
+    args : tuple
+        The call's positional arguments, plain values.
+
+    Returns
+    -------
+    Signature
+        ``tuple(spec_of(a) for a in args)``.
+    """
     # Runs for every recorded op: exact ndarrays, the common case, are spelled out inline.
     if len(args) == 1:
         x = args[0]
@@ -65,6 +93,19 @@ class SpecInfo:
 
 
 def format_spec(spec: Spec) -> str:
+    """A spec as text, in Numba's spelling.
+
+    Parameters
+    ----------
+    spec : spec
+        From `spec_of`.
+
+    Returns
+    -------
+    str
+        ``float64[:, :]`` (a 2-d array), ``float64`` (0-d), ``matrix(float64[:, :])`` (a
+        subclass), ``list[float64[:], float64[:]]``, or a type's name (``float``, ``int``).
+    """
     info = SpecInfo.of(spec)
     if info.kind == "array":
         return _format_array(info.dtype, info.ndim)
@@ -76,6 +117,17 @@ def format_spec(spec: Spec) -> str:
 
 
 def format_signature(signature: Signature) -> str:
+    """A signature as text: its specs' texts in parentheses; `parse_signature` reads it back.
+
+    Parameters
+    ----------
+    signature : Signature
+
+    Returns
+    -------
+    str
+        For example ``(float64[:, :], float64[:])``.
+    """
     return "(" + ", ".join(format_spec(s) for s in signature) + ")"
 
 
@@ -90,10 +142,20 @@ _SCALAR_NAMES = {t.__name__: t for t in (bool, int, float, complex, str, slice, 
 
 
 def parse_signature(text: "str | tuple") -> Signature:
-    """The inverse of `format_signature`: `"(float64[:, :], float64[:])"` -> a signature; one
-    spec without parentheses (`"float32[:]"`) is a one-argument signature. A dtype name alone
-    (`"float64"`) is a 0-d array; `float`, `int`, `complex`, `bool` are Python scalars. A tuple
-    of spec texts or specs is accepted too."""
+    """Read a signature from its text: the inverse of `format_signature`.
+
+    Parameters
+    ----------
+    text : str or tuple
+        ``"(float64[:, :], float64[:])"``; one spec without parentheses (``"float32[:]"``) is a
+        one-argument signature. A dtype name alone (``"float64"``) is a 0-d array; ``float``,
+        ``int``, ``complex`` and ``bool`` are Python scalars. A tuple of spec texts or specs is
+        accepted too.
+
+    Returns
+    -------
+    Signature
+    """
     if isinstance(text, tuple):
         return tuple(_parse_spec(s) if isinstance(s, str) else s for s in text)
     body = text.strip()

@@ -21,11 +21,30 @@ from .signature import format_signature, signature_of
 
 def measure_rules(function: Callable, *args: Any, sources: Sequence[str] | None = None,
                   repeat: int = 7, **kwargs: Any) -> dict[str, float]:
-    """Seconds per pullback of each source's rule for `function(*args, **kwargs)`: the median of
-    `repeat` calls after one warm-up (a JIT compile is not counted), with a cotangent of ones for
-    every float or complex output and every float or complex array argument traced. The result
-    is recorded: from then on, among rules of equal verification status for `function` at this
-    signature, `source=None` picks the fastest. Sources without a rule are left out."""
+    """Time each source's pullback for `function(*args, **kwargs)`, and remember the result.
+
+    From then on, among rules of equal verification status for `function` at this signature,
+    `source=None` picks the fastest. Measure at the sizes you run: a signature covers every size.
+
+    Parameters
+    ----------
+    function : callable
+        The NumPy or SciPy function (or one given a rule by `import_rule`).
+    *args
+        Its positional arguments; every float or complex array argument is traced.
+    sources : sequence of str, optional
+        The sources to time (default: every installed adapter).
+    repeat : int, optional
+        Calls timed per source, after one warm-up call (so a JIT compile is not counted).
+    **kwargs
+        Its keyword arguments.
+
+    Returns
+    -------
+    dict of str to float
+        Seconds per pullback (the median), by source, with a cotangent of ones for every float or
+        complex output. Sources without a rule are left out.
+    """
     signature = signature_of(args)
     argnums = tuple(i for i, a in enumerate(args) if _differentiable(a))
     seconds: dict[str, float] = {}
