@@ -29,6 +29,9 @@ GROUPS = {
                          "AdapterInfo", "ENTRY_POINT_GROUP"],
     "Writing rules": ["Rule", "CallForward", "SparseCotangent", "conform_cotangent",
                       "decline_unsupported", "DIFFERENTIABLE_DTYPES", "function_name"],
+    "Functions that read one triangle": ["reads_one_triangle", "triangle_read",
+                                         "one_triangle_call", "TriangleCall",
+                                         "lower_triangle_cotangent", "hermitian_from_triangle"],
     "Signatures": ["Signature", "SpecInfo", "spec_of", "signature_of", "format_spec",
                    "format_signature", "parse_signature"],
 }
