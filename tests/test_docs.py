@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 
 import rulebridge
+from tests.markdown_blocks import programs, run_program
 
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+# pages whose ```python blocks are programs to run (the others show contracts, not programs)
+RUNNABLE_PAGES = ["tapes.md"]
 
 
 def build(source: Path, out: Path, builder: str = "text") -> subprocess.CompletedProcess:
@@ -40,6 +43,13 @@ def test_api_reference_documents_every_public_name(built):
     text = (built / "api.txt").read_text()
     missing = [name for name in rulebridge.__all__ if f"rulebridge.{name}" not in text]
     assert not missing, f"public names missing from the API reference: {missing}"
+
+
+@pytest.mark.parametrize("page, program", [
+    (page, program) for page in RUNNABLE_PAGES for program in programs(DOCS / page)],
+    ids=lambda item: item if isinstance(item, str) else f"line {item[0][0] + 1}")
+def test_python_blocks_of_the_pages_run_as_written(page, program, tmp_path):
+    run_program(DOCS / page, program, cwd=tmp_path)
 
 
 @pytest.mark.parametrize("breakage", [
