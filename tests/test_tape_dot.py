@@ -75,6 +75,7 @@ def test_one_node_per_input_and_op_one_edge_per_variable_read(traced):
 
 def test_op_nodes_show_function_source_and_whether_the_rule_is_verified(traced):
     nodes, _ = parse(traced.to_dot())
+    assert all(op.rule.source != "rulebridge" for op in traced.ops)  # no writes in `program`
     for index, op in enumerate(traced.ops):
         label = nodes[f"op{index}"]["label"]
         outputs, rest = label.split(" = ")
@@ -83,6 +84,25 @@ def test_op_nodes_show_function_source_and_whether_the_rule_is_verified(traced):
         assert name == rulebridge.function_name(op.rule.function).rsplit(".", 1)[-1]
         verified = op.rule.status == "pass"
         assert provenance == f"{op.rule.source}: " + ("verified" if verified else op.rule.status)
+
+
+def test_the_engines_own_write_ops_are_drawn_as_the_engines():
+    def f(x):
+        y = np.zeros_like(x)  # a buffer, then two writes: ops of the engine, not of a source
+        y[0] = np.sin(x[0])
+        y *= 2.0
+        return np.sum(y)
+
+    _, tape = rulebridge.trace(f, np.linspace(0.1, 1.0, 3))
+    nodes, _ = parse(tape.to_dot())
+    engine = {nodes[f"op{i}"]["fillcolor"] for i, op in enumerate(tape.ops)
+              if op.rule.source == "rulebridge"}
+    labels = [nodes[f"op{i}"]["label"] for i, op in enumerate(tape.ops)
+              if op.rule.source == "rulebridge"]
+    assert len(labels) == 3 and all(label.endswith("\\nrulebridge (engine)") for label in labels)
+    others = {nodes[f"op{i}"]["fillcolor"] for i, op in enumerate(tape.ops)
+              if op.rule.source != "rulebridge"}
+    assert len(engine) == 1 and not engine & others
 
 
 def test_only_edges_from_a_multi_output_op_name_their_variable(traced):

@@ -48,9 +48,11 @@ def _format_result(result) -> str:
     return "const"
 
 
-# Fill colours of an op's node by its rule's check status: verified, failed, anything else.
+# Fill colours of an op's node by its rule's check status: verified, failed, anything else; and
+# the engine's own ops (writes, buffers: rules the writes package builds under this source name).
 _FILLS = {"pass": "#d5efd5", "fail": "#f4c7c3"}
 _UNVERIFIED_FILL = "#fbe5c0"
+_ENGINE_SOURCE, _ENGINE_FILL = "rulebridge", "#e6e6e6"
 
 
 def format_dot(tape) -> str:
@@ -69,11 +71,10 @@ def format_dot(tape) -> str:
         lines.append(f'  in{var} [shape="ellipse", label="{_escape(label)}"];')
     for index, op in enumerate(tape.ops):
         node = f"op{index}"
-        status = op.rule.status
         name = function_name(op.rule.function).rsplit(".", 1)[-1]
         outs = ", ".join("_" if v is None else f"%{v}" for v in op.outputs)
-        label = f"{outs} = {name}\n{op.rule.source}: {'verified' if status == 'pass' else status}"
-        fill = _FILLS.get(status, _UNVERIFIED_FILL)
+        provenance, fill = _provenance(op.rule)
+        label = f"{outs} = {name}\n{provenance}"
         lines.append(f'  {node} [shape="box", style="rounded,filled", fillcolor="{fill}", '
                      f'label="{_escape(label)}"];')
         lines += _edges(op.inputs, producer, several, node)
@@ -87,6 +88,14 @@ def format_dot(tape) -> str:
         lines += _edges(tape.outputs, producer, several, "result")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _provenance(rule) -> tuple[str, str]:
+    """The second line of an op's label and its fill colour."""
+    if rule.source == _ENGINE_SOURCE:
+        return "rulebridge (engine)", _ENGINE_FILL
+    verdict = "verified" if rule.status == "pass" else rule.status
+    return f"{rule.source}: {verdict}", _FILLS.get(rule.status, _UNVERIFIED_FILL)
 
 
 def _edges(inputs, producer: dict[int, str], several: set[str], node: str) -> list[str]:
