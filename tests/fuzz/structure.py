@@ -166,7 +166,9 @@ def products(b):
 
 def spd(b):
     """A symmetric positive definite matrix from a value: then solve, inv, det, slogdet,
-    cholesky or eigh of it."""
+    cholesky or eigh of it; also with other values in the triangle cholesky and eigh ignore
+    (their gradient there is zero), and at repeated eigenvalues, singular values (where only
+    the values, not the vectors, have a derivative)."""
     a = _shaped(b)
     if a is None:
         return False
@@ -181,6 +183,13 @@ def spd(b):
         "det": f"np.linalg.det({matrix})", "slogdet": f"np.linalg.slogdet({matrix})[1]",
         "cholesky": f"np.linalg.cholesky({matrix})", "eigh": f"np.linalg.eigh({matrix})[0]",
         "eigvalsh_sum": f"np.sum(np.linalg.eigh({matrix}).eigenvalues)",
+        # NumPy reads one triangle: the other holds a different, traced value
+        "cholesky_lower": f"np.linalg.cholesky({matrix} + np.triu({m} @ {m}.T, 1))",
+        "eigh_upper": f"np.linalg.eigh({matrix} + np.tril({m} @ {m}.T, -1), UPLO='U')[0]",
+        "repeated_eigenvalues": f"np.linalg.eigh((1.0 + np.sum({a} * {a})) * "
+                                f"{eye.format(a=a)})[0] ** 2",
+        "repeated_singular_values": f"np.linalg.svd((1.0 + np.sum({a} * {a})) * "
+                                    f"{eye.format(a=a)}, full_matrices=False)[1]",
     }
     name = b.choice(sorted(forms))
     margins = ()
