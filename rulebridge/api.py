@@ -7,11 +7,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .checking.debug import CheckingRegistry, enabled as debug_enabled
+from .engine.box import Traced
 from .engine.collector import collector_paused
-from .errors import NestedDifferentiationError
 from .engine.sweep import backward
 from .engine.tape import Tape
-from .engine.box import Traced
+from .errors import NestedDifferentiationError
+from .rules.registry import REGISTRY
+from .writes import ROUTES
 
 _ndarray = np.ndarray
 
@@ -44,7 +47,7 @@ def _value_and_grad(f, argnums, source, args, kwargs):
     positions = _positions(f, argnums, len(args))
     for i in positions:
         _check_differentiable(f, i, args[i])
-    tape = Tape(source)
+    tape = new_tape(source)
     boxed = list(args)
     for i in positions:
         boxed[i] = tape.new_input(args[i])
@@ -52,8 +55,8 @@ def _value_and_grad(f, argnums, source, args, kwargs):
         result = f(*boxed, **kwargs)
     finally:
         tape.close()
-    if tape.mutation is not None:
-        tape.mutation.check_result(result)
+    if tape.effects is not None:
+        tape.effects.check_result(result)
     value = _scalar_output(f, result, tape)
     tape.shed_large_values()
     seeds = {}
@@ -94,8 +97,16 @@ def trace(f: Callable, *args: Any, source: str | None = None):
 # -- helpers ----------------------------------------------------------------------------------
 
 
+def new_tape(source: str | None = None) -> Tape:
+    """A tape that records writes, looking rules up in the process's registry (through debug
+    mode's checks when it is on: read once per tape, so the per-op path is the same either
+    way)."""
+    registry = CheckingRegistry(REGISTRY) if debug_enabled() else REGISTRY
+    return Tape(source, registry, ROUTES)
+
+
 def _run_traced(f, args, source):
-    tape = Tape(source)
+    tape = new_tape(source)
     boxed = tuple(tape.new_input(a) if _is_differentiable(a) else a for a in args)
     for a in args:
         if type(a) is Traced:
@@ -105,8 +116,8 @@ def _run_traced(f, args, source):
             result = f(*boxed)
     finally:
         tape.close()
-    if tape.mutation is not None:
-        tape.mutation.check_result(result)
+    if tape.effects is not None:
+        tape.effects.check_result(result)
     return tape, boxed, result
 
 

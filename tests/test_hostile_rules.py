@@ -11,7 +11,7 @@ import pytest
 
 import rulebridge as rb
 from rulebridge.rules.registry import REGISTRY
-from rulebridge.engine.tape import Tape
+from rulebridge.api import new_tape
 
 
 class HostileAdapter(rb.Adapter):
@@ -203,10 +203,10 @@ def test_a_two_element_output_without_residuals_is_caught_in_debug_mode(hostile)
 
 def test_debug_mode_is_read_once_per_tape_and_off_by_default():
     assert not rb.debug_enabled()
-    assert Tape().rules is REGISTRY.cache(None)  # the per-op path reads the registry's own cache
+    assert new_tape().rules is REGISTRY.cache(None)  # the per-op path reads the registry's own cache
     with rb.debug():
         assert rb.debug_enabled()
-        assert Tape().rules is not REGISTRY.cache(None)
+        assert new_tape().rules is not REGISTRY.cache(None)
     assert not rb.debug_enabled()
 
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import inspect
 import operator
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from ..writes import routes as inplace
 from ..errors import TracingError
-from ..writes.write import setitem
 from ..rules.rule import CallForward
 from ..rules.signature import format_spec, spec_of
-from .tape import FLAT_SCALARS, NO_KWARGS
+
+# Scalar types a flat rule key spells by their type alone (see `Tape.record`).
+FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
+NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -80,21 +82,21 @@ class Traced:
         inputs = (first, *rest)
         if method != "__call__":
             if method == "at":
-                inplace.refuse_ufunc_at(ufunc)
+                self._tape.writes.refuse_ufunc_at(ufunc)
             function = _UfuncMethod.get(ufunc, method)
             if "out" in kwargs:
-                return inplace.ufunc_out(self, function, inputs, kwargs)
+                return self._tape.writes.ufunc_out(self, function, inputs, kwargs)
             return self._tape.record(function, inputs, kwargs)
         if kwargs:
             if "out" in kwargs:
-                return inplace.ufunc_out(self, ufunc, inputs, kwargs)
+                return self._tape.writes.ufunc_out(self, ufunc, inputs, kwargs)
             _refuse_traced_kwargs(ufunc, kwargs)
         return self._tape.record(ufunc, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         if kwargs:
             if kwargs.get("out") is not None:
-                return inplace.function_out(self, func, types, args, kwargs)
+                return self._tape.writes.function_out(self, func, types, args, kwargs)
             if any(_contains_box(v) for v in kwargs.values()):
                 args, kwargs = _positional(func, args, kwargs)
         return self._tape.record(func, args, kwargs)
@@ -105,7 +107,7 @@ class Traced:
             f"(the value: {self._describe()}). Either it was written into a plain ndarray "
             "(buf[i] = x where buf = np.zeros(n)): NumPy converts the value with __array__ and "
             "gives no hook that says which array it is written into, so the write cannot be "
-            f"recorded; {inplace.PLAIN_BUFFER_FIX}. Or it was passed to np.asarray, np.array "
+            f"recorded; {self._tape.writes.plain_buffer_fix}. Or it was passed to np.asarray, np.array "
             "or a library that calls them: build arrays from traced values with np.stack, "
             "np.concatenate or np.hstack, and keep plain-array helpers out of the "
             "differentiated code.")
@@ -121,7 +123,8 @@ class Traced:
                      "the value in Python control flow, compare it (`if x > 0:` works). If it "
                      "was written into an element of a plain ndarray (buf[i] = x where "
                      "buf = np.zeros(n); NumPy then reports 'setting an array element with a "
-                     "sequence'), the write cannot be recorded: " + inplace.PLAIN_BUFFER_FIX + ".")
+                     "sequence'), the write cannot be recorded: " + self._tape.writes.plain_buffer_fix
+                     + ".")
 
     def __complex__(self):
         self._refuse("complex()", "Keep it an array.")
@@ -165,8 +168,12 @@ class Traced:
                                "them from plain arrays (or compare: x[y > 0])")
         return self._tape.record(operator.getitem, (self, index), {})
 
-    __setitem__ = setitem  # recorded in place: rulebridge/writes/write.py
-    fill = inplace.fill
+    # Writes are recorded by the tape's `writes` (rulebridge/engine/hooks.py).
+    def __setitem__(self, index, value) -> None:
+        self._tape.writes.setitem(self, index, value)
+
+    def fill(self, value) -> None:
+        self._tape.writes.fill(self, value)
 
     def reshape(self, *shape, **kwargs):
         if len(shape) == 1 and not isinstance(shape[0], int):
@@ -314,8 +321,17 @@ Traced.__pos__ = _unary(np.positive)
 Traced.__abs__ = _unary(np.absolute)
 
 
+def _augmented(function):
+    """`x += y` and friends, recorded by the tape's `writes`."""
+    def op(self, other):
+        return self._tape.writes.augmented(function, self, other)
+
+    op.__name__ = f"__i{function.__name__}__"
+    return op
+
+
 for _name, _function in _BINARY.items():
-    setattr(Traced, f"__i{_name}__", inplace.augmented(_function))
+    setattr(Traced, f"__i{_name}__", _augmented(_function))
 
 
 class _UfuncMethod:

@@ -14,8 +14,9 @@ import numpy as np
 from ..errors import RuleContractError
 from ..rules.rule import SparseCotangent
 from ..rules.signature import format_signature
-from ..writes.write import WriteOp
-from .tape import WROTE_INTO_INPUT, Tape, as_op, is_read_only_write
+from .hooks import Effect
+from .protect import WROTE_INTO_INPUT, is_read_only_write
+from .tape import Tape, as_op
 
 _ndarray = np.ndarray
 _FIRST = (0,)
@@ -25,8 +26,17 @@ _TRACED_OF_TWO = {(True, True): (0, 1), (True, False): _FIRST, (False, True): (1
 def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
     """Run every pullback whose outputs received a cotangent; return the cotangents of the
     variables no op defined (the tape's inputs)."""
-    if tape.mutation is not None and not tape.mutation.sweeping:
-        return tape.mutation.sweep(backward, tape, seeds)  # restores, then redoes, the writes
+    effects = tape.effects
+    if effects is None:
+        return _sweep(tape, seeds)
+    seeds = effects.begin_sweep(seeds)
+    try:
+        return _sweep(tape, seeds)  # undoes each write as it passes it
+    finally:
+        effects.end_sweep()  # and redoes them
+
+
+def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
     cts: dict[int, Any] = dict(seeds)
     owned: set[int] = set()
     for op in reversed(tape.entries):
@@ -34,8 +44,8 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
         if structure is None:
             g = cts.pop(outputs[0], None)
             if g is None:
-                if type(op) is WriteOp:  # pullbacks before it need the values it overwrote
-                    residuals.swap()
+                if isinstance(residuals, Effect):  # earlier pullbacks need what it overwrote
+                    residuals.undo()
                 continue
             unary_vjp = rule.unary_vjp
             if (unary_vjp is not None and type(residuals) is tuple and residuals[2] is None

@@ -11,29 +11,25 @@ the recording path. `Tape.ops` names them: its items are `Op`s.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from types import MappingProxyType
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ..checking import debug as _debug
 from ..errors import NestedDifferentiationError, RuleContractError
-from .listing import format_dot, format_tape
-from .protect import WROTE_INTO_INPUT, CallersArrays, is_read_only_write, read_only
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
-from .shedding import LARGE_BYTES, shed_large_values
 from ..rules.signature import signature_of
+from .box import FLAT_SCALARS, NO_KWARGS, Traced
+from .hooks import NO_WRITES, Effects, Writes
+from .listing import format_dot, format_tape
+from .protect import WROTE_INTO_INPUT, CallersArrays, is_read_only_write, read_only
+from .shedding import LARGE_BYTES, shed_large_values
 
 _ndarray = np.ndarray
 _new = object.__new__
 _tuple_new = tuple.__new__
 _INEXACT = frozenset("fc")
-# Scalar types a flat rule key spells by their type alone (see `record`).
-FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
-NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 
 class Op(NamedTuple):
@@ -81,12 +77,12 @@ def as_op(entry: tuple) -> Op:
 class Tape:
     """Records ops while a function runs on `Traced` boxes; `print(tape)` shows them."""
 
-    def __init__(self, source: str | None = None, registry: Registry = REGISTRY) -> None:
+    def __init__(self, source: str | None = None, registry: Registry = REGISTRY,
+                 writes: Writes = NO_WRITES) -> None:
         self.entries: list[tuple] = []  # the ops as stored: see the module's docstring
         self.source = source
-        if _debug.enabled():  # read once per tape: the per-op path is the same either way
-            registry = _debug.CheckingRegistry(registry)
         self.registry = registry
+        self.writes = writes  # what writing into a box does (rulebridge/engine/hooks.py)
         self.rules: dict = registry.cache(source)
         # The same rules under a flat key that is cheaper to build and hash than a signature
         # (see `record`), kept in the same dict: a flat key never equals a (function, signature)
@@ -94,8 +90,12 @@ class Tape:
         # rules earlier tapes used (a small program's gradient paid ~3 us per op for the misses).
         self._rules_by_key: dict = self.rules
         # The same dict again, for the inline path of `ufunc(x)` in Traced.__array_ufunc__:
-        # `intercept` empties it, so an intercepted tape's every op reaches `record`.
+        # `set_guard` empties it, so a guarded tape's every op reaches `record`.
         self.inline_rules: dict = self.rules
+        # The tape's mode, explicit: recording (no guard), recording with every read checked
+        # (a tape that wrote: its effects' guard), or finished (a guard that refuses).
+        self.guard: Callable[[Callable, tuple], None] | None = None
+        self.finished = False
         self.n_vars = 0
         # The outputs of the op recorded last (any (var,) tuple before the first): a one-argument
         # op on that output shares the tuple as its inputs, one tuple fewer per op on a chain.
@@ -104,10 +104,8 @@ class Tape:
         self.protected = CallersArrays()  # what the traced arguments are boxed as (protect.py)
         self.outputs: Any = None  # set by trace(): the result with variables in place of boxes
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
-        self._box = _traced_class()  # the box type, read from here on every hot path
-        # Set by the first in-place write (rulebridge/writes/write.py), which also shadows `record`
-        # on this instance with a checking version: call it as `tape.record(...)`.
-        self.mutation = None
+        # Set by the first in-place write (rulebridge.writes), which also sets the guard.
+        self.effects: Effects | None = None
         self.holds_large = False  # an input or an op's output of LARGE_BYTES or more
 
     def __len__(self) -> int:
@@ -124,7 +122,6 @@ class Tape:
         return var
 
     def new_input(self, value: Any):
-        Traced = self._box
         if type(value) is _ndarray:
             value = self.protected.protect(value)
         var = self.new_var()
@@ -136,9 +133,11 @@ class Tape:
 
     # -- recording (the hot path) -------------------------------------------------------------
 
-    def record(self, function: Callable, args: tuple, kwargs: dict):
-        """Run `function(*args, **kwargs)` where some args are boxes of this tape; record it."""
-        Traced = self._box
+    def record(self, function: Callable, args: tuple, kwargs: dict, guarded: bool = True):
+        """Run `function(*args, **kwargs)` where some args are boxes of this tape; record it.
+        `guarded=False` skips the mode's guard: for ops the guard itself records."""
+        if guarded and self.guard is not None:
+            self.guard(function, args)
         # Unbox, and spell the signature as a flat key for this tape's own rule cache: an exact
         # ndarray adds (dtype, ndim), a Python scalar its type. Anything else (a sequence of
         # boxes, an index, a subclass) leaves `key` None and takes the registry's spelling.
@@ -224,11 +223,9 @@ class Tape:
         return rule
 
     def _lookup(self, function: Callable, signature) -> Any:
-        """A rule the cache did not have: the engine's own (buffer allocation, the write; see
-        rulebridge/writes/routes.py) before the adapters'."""
-        from ..writes.routes import engine_rule
-
-        rule = engine_rule(function, signature)
+        """A rule the cache did not have: the engine's own (buffer allocation, the write: see
+        `Writes.engine_rule`) before the adapters'."""
+        rule = self.writes.engine_rule(function, signature)
         if rule is None:
             return self.registry.lookup(function, signature, self.source)
         self.rules[(function, signature)] = rule
@@ -238,7 +235,6 @@ class Tape:
         """Record an op whose output the inline paths leave: several outputs, one that carries
         no gradient (an integer array, a shape, a count), or one of another dtype than a
         one-input ufunc's argument (np.absolute of a complex array, np.isnan)."""
-        Traced = self._box
         if isinstance(out, (tuple, list)):
             structure, items = type(out), out
         elif isinstance(out, (_ndarray, np.generic)) and out.dtype.kind in _INEXACT:
@@ -266,7 +262,6 @@ class Tape:
         return boxed[0] if structure is None else _rebuild(structure, boxed)
 
     def _unbox_sequence(self, function, seq):
-        Traced = self._box
         items, item_vars = [], []
         for item in seq:
             if type(item) is Traced:
@@ -279,18 +274,29 @@ class Tape:
                 item_vars.append(None)
         return items, tuple(item_vars)
 
-    def intercept(self, record: Callable) -> None:
-        """Send every op from now on through `record(function, args, kwargs)` instead: `record`
-        is shadowed on this instance and `inline_rules` emptied, which keeps the hot paths free
-        of a check. A finished tape refuses boxes; a tape that wrote checks them for stale
-        aliases."""
-        self.record = record
-        self.inline_rules = {}  # never filled: Traced.__array_ufunc__ then calls `record`
+    def set_guard(self, guard: Callable[[Callable, tuple], None]) -> None:
+        """Call `guard(function, args)` before every op from now on. `inline_rules` is emptied
+        (and never filled), so Traced.__array_ufunc__'s inline path sends every op to `record`:
+        an unguarded tape's hot paths carry no check."""
+        self.guard = guard
+        self.inline_rules = {}
+
+    def set_effects(self, effects: Effects) -> None:
+        """The first write: from now on `effects` guards every read and brackets the sweep."""
+        self.effects = effects
+        if not self.finished:
+            self.set_guard(effects.guard)
+
+    def check_open(self, function: Callable) -> None:
+        """Raise if this tape is finished (a box escaped the differentiated function)."""
+        if self.finished:
+            _record_escaped(function, ())
 
     def close(self) -> None:
         """The differentiated function has returned (or raised): from now on a box of this tape
         can only be one that escaped it, so refuse it instead of recording onto a finished tape."""
-        self.intercept(_record_escaped)
+        self.finished = True
+        self.set_guard(_record_escaped)
 
     def shed_large_values(self) -> None:
         """Before a sweep: keep a large array alive only where a pullback needs it
@@ -361,17 +367,7 @@ def _substitute_result(result, env):
 
 
 def _holds_box(seq) -> bool:
-    Traced = _traced_class()
     return any(type(item) is Traced for item in seq)
-
-
-@functools.cache
-def _traced_class() -> type:
-    """`Traced`, imported once: traced.py imports this module, so it cannot be imported at the
-    top, and an import statement in a function costs about as much as np.sin on 10 elements."""
-    from .box import Traced
-
-    return Traced
 
 
 def _is_inexact(x) -> bool:
@@ -386,7 +382,7 @@ def _rebuild(structure, items):
     return structure(*items)  # a namedtuple such as EighResult
 
 
-def _record_escaped(function, args, kwargs):
+def _record_escaped(function, args):
     raise NestedDifferentiationError(
         f"{function_name(function)} received a traced value that escaped a finished "
         "differentiation (kept in a global, a closure or a cache after grad/vjp/trace returned). "

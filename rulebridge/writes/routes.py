@@ -15,10 +15,11 @@ import operator
 
 import numpy as np
 
+from ..engine.hooks import Writes
 from ..errors import MutationError
-from .write import _write_rule, setitem
 from ..rules.rule import Rule, function_name
 from ..rules.signature import SpecInfo
+from .write import _write_rule, setitem
 
 _ndarray = np.ndarray
 
@@ -34,21 +35,15 @@ _SYMBOLS = {np.add: "+=", np.subtract: "-=", np.multiply: "*=", np.divide: "/=",
             np.floor_divide: "//=", np.remainder: "%=", np.matmul: "@="}
 
 
-def augmented(function):
+def augmented(function, box, other):
     """`x += y` and friends: `np.add(x, y)` recorded, then written into `x` (NumPy scalars are
     immutable, so for them `x += y` just rebinds the name)."""
-    symbol = _SYMBOLS[function]
-
-    def op(self, other):
-        result = function(self, other)
-        if type(self._value) is not _ndarray:
-            return result
-        _check_cast(function, result, self._value, "same_kind")
-        _check_shape(function, result, self._value)
-        return setitem(self, Ellipsis, result, what=f"x {symbol} y")
-
-    op.__name__ = f"__i{function.__name__}__"
-    return op
+    result = function(box, other)
+    if type(box._value) is not _ndarray:
+        return result
+    _check_cast(function, result, box._value, "same_kind")
+    _check_shape(function, result, box._value)
+    return setitem(box, Ellipsis, result, what=f"x {_SYMBOLS[function]} y")
 
 
 def fill(self, value):
@@ -232,3 +227,22 @@ def _allocation_pullback(function):
         return (None,) * len(argnums)
 
     return pullback
+
+
+class Routes(Writes):
+    """The tape's `writes` (rulebridge/engine/hooks.py): every way of writing, recorded."""
+
+    plain_buffer_fix = PLAIN_BUFFER_FIX
+
+    def setitem(self, box, index, value) -> None:
+        setitem(box, index, value)
+
+    fill = staticmethod(fill)
+    augmented = staticmethod(augmented)
+    ufunc_out = staticmethod(ufunc_out)
+    function_out = staticmethod(function_out)
+    refuse_ufunc_at = staticmethod(refuse_ufunc_at)
+    engine_rule = staticmethod(engine_rule)
+
+
+ROUTES = Routes()

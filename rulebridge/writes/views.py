@@ -30,10 +30,11 @@ import weakref
 
 import numpy as np
 
+from ..engine.hooks import Effect
+from ..engine.tape import Tape
 from ..errors import MutationError
 from ..rules.rule import function_name
 from ..rules.signature import format_spec, spec_of
-from ..engine.tape import Tape
 
 _ndarray = np.ndarray
 _byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds")  # NumPy 2 / 1.26
@@ -107,15 +108,13 @@ class Aliases:
     def origin(self, var: int, array):
         """`(parent variable, parent array, view op)` when `array` (of variable `var`) is a view
         of a traced parent made by one of the VIEWS ops, else None."""
-        from .write import WriteOp
-
         ops = self.tape.ops
         while True:
             i = bisect.bisect_left(ops, var, key=_last_output)
             if i == len(ops) or var not in ops[i].outputs:
                 return None  # an input, or a box from before this tape
             op = ops[i]
-            if type(op) is WriteOp:
+            if isinstance(op.residuals, Effect):  # a write: the array before it
                 var = op.inputs[0]
                 continue
             if var in self.rebuilt:
@@ -174,18 +173,19 @@ def _inverse_axes(axes):
 
 VIEWS = {
     operator.getitem: View(
-        _basic_index, lambda tape, op, parent: Tape.record(
-            tape, operator.getitem, (parent, op.args[1]), {})),
+        _basic_index, lambda tape, op, parent: tape.record(
+            operator.getitem, (parent, op.args[1]), {}, guarded=False)),
     np.reshape: View(
         lambda op: len(op.args) == 2 and not op.kwargs,
-        lambda tape, op, parent: Tape.record(tape, np.reshape, (parent, op.args[1]), {}),
-        lambda tape, op, view, parent: Tape.record(tape, np.reshape, (view, parent.shape), {})),
+        lambda tape, op, parent: tape.record(np.reshape, (parent, op.args[1]), {}, guarded=False),
+        lambda tape, op, view, parent: tape.record(np.reshape, (view, parent.shape), {}, guarded=False)),
     np.transpose: View(
         lambda op: len(op.args) <= 2 and not op.kwargs,
-        lambda tape, op, parent: Tape.record(tape, np.transpose, (parent,) + op.args[1:], {}),
-        lambda tape, op, view, parent: Tape.record(
-            tape, np.transpose, (view, _inverse_axes(op.args[1] if len(op.args) == 2 else None)),
-            {})),
+        lambda tape, op, parent: tape.record(np.transpose, (parent,) + op.args[1:], {},
+                                                guarded=False),
+        lambda tape, op, view, parent: tape.record(
+            np.transpose, (view, _inverse_axes(op.args[1] if len(op.args) == 2 else None)), {},
+            guarded=False)),
 }
 
 

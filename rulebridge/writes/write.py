@@ -20,9 +20,9 @@ zeroed. The zeroing happens in place when `g` is the buffer this module handed t
 itself (nobody else can hold it), so a loop of single-element writes costs O(1) per write in both
 directions after one copy.
 
-Aliasing (a box whose memory was overwritten through a view or its base) is rulebridge/writes/views.py:
-it is checked only on tapes that have written (`Tape.record` is shadowed by
-`MutationState.checked_record` at the first write), so code that never writes pays nothing.
+Aliasing (a box whose memory was overwritten through a view or its base) is
+rulebridge/writes/views.py: it is checked only on tapes that have written (the first write makes
+`MutationState.guard` the tape's guard), so code that never writes pays nothing.
 """
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ import numpy as np
 
 from .views import BASIC_INDEX, VIEWS, Aliases, describe
 from ..rules.conform import conform_cotangent
+from ..engine.hooks import Effect, Effects
+from ..engine.tape import Op, Tape
 from ..errors import MutationError, TracingError
 from ..rules.rule import Rule
 from ..rules.signature import signature_of
-from ..engine.tape import Op, Tape
 
 _ndarray = np.ndarray
 
@@ -49,8 +50,9 @@ class WriteOp(Op):
     __slots__ = ()
 
 
-class Write:
-    """What one write needs in reverse: where it wrote, and the values it replaced."""
+class Write(Effect):
+    """What one write needs in reverse: where it wrote, and the values it replaced. As an
+    `Effect`, the sweep undoes it when it gets no cotangent; its pullback undoes it otherwise."""
 
     __slots__ = ("target", "index", "saved", "restored", "full", "in_var", "out_var", "value",
                  "state")
@@ -74,6 +76,8 @@ class Write:
         self.target[self.index] = self.saved
         self.saved = current
         self.restored = not self.restored
+
+    undo = swap
 
     def pullback(self, g, argnums):
         """`argnums` is (0,) or (0, 2): the target is always traced, the value may be."""
@@ -119,9 +123,9 @@ def _functional_write(args, kwargs):
     return out, None
 
 
-class MutationState:
-    """Per tape, created by its first write: the writes in order, the aliases, and the cotangent
-    buffers this module owns during a sweep."""
+class MutationState(Effects):
+    """Per tape, created by its first write (`Tape.effects`): the writes in order, the aliases,
+    and the cotangent buffers this module owns during a sweep."""
 
     def __init__(self, tape: Tape, box_type: type) -> None:
         # A weak reference: the tape owns this state (tape.mutation), and a strong one back would
@@ -131,9 +135,7 @@ class MutationState:
         self.writes: list[WriteOp] = []
         self.aliases = Aliases(tape, box_type)
         self.handed: dict[int, Any] = {}  # variable -> cotangent buffer this module owns
-        self.sweeping = False
-        tape.mutation = self
-        tape.intercept(self.checked_record)  # from now on, reads check for stale aliases
+        tape.set_effects(self)  # from now on, reads check for stale aliases
 
     @property
     def tape(self) -> Tape:
@@ -141,7 +143,8 @@ class MutationState:
 
     # -- recording -----------------------------------------------------------------------------
 
-    def checked_record(self, function, args, kwargs):
+    def guard(self, function, args) -> None:
+        """Before each recorded op: every box read is brought up to date, or refused."""
         box_type = self.box_type
         for a in args:
             if type(a) is box_type:
@@ -150,7 +153,6 @@ class MutationState:
                 for item in a:
                     if type(item) is box_type:
                         self.aliases.check(item, function)
-        return Tape.record(self.tape, function, args, kwargs)
 
     def check_result(self, result) -> None:
         """The function's return value is read too: a stale box there would seed a wrong
@@ -198,23 +200,21 @@ class MutationState:
 
     # -- the reverse sweep ---------------------------------------------------------------------
 
-    def sweep(self, backward, tape, seeds):
-        """Run `backward` (which restores each write as it passes it), then redo the restored
-        writes in forward order, also when a pullback raised."""
-        self.sweeping = True
+    def begin_sweep(self, seeds: dict) -> dict:
+        """The sweep restores each write as it passes it. A seed may share memory with a written
+        array (pullback(y) with y the written buffer itself), which restoring would change under
+        the sweep: seeds are copied."""
         self.handed = {}
-        # A seed may share memory with a written array (pullback(y) with y the written buffer
-        # itself), and restoring would change it under the sweep.
-        seeds = {var: np.array(s, copy=True) if type(s) is _ndarray else s
-                 for var, s in seeds.items()}
-        try:
-            return backward(tape, seeds)
-        finally:
-            self.sweeping = False
-            self.handed = {}
-            for op in self.writes:
-                if op.residuals.restored:
-                    op.residuals.swap()
+        return {var: np.array(s, copy=True) if type(s) is _ndarray else s
+                for var, s in seeds.items()}
+
+    def end_sweep(self) -> None:
+        """Redo the restored writes in forward order (also after a pullback raised), so the
+        caller sees NumPy's final result and a pullback can run again."""
+        self.handed = {}
+        for op in self.writes:
+            if op.residuals.restored:
+                op.residuals.swap()
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -226,9 +226,8 @@ def setitem(box, index, value, what: str | None = None):
         raise TracingError("an index holding a traced value: indices carry no gradient, compute "
                            "them from plain arrays (or compare: x[y > 0] = v)")
     tape = box._tape
-    if getattr(tape.record, "__self__", None) is None:  # a finished tape: let it refuse
-        tape.record(operator.setitem, (box, index, value), {})
-    state = tape.mutation or MutationState(tape, type(box))
+    tape.check_open(operator.setitem)
+    state = tape.effects or MutationState(tape, type(box))
     target = box._value
     what = Described(what, index, target)
     old = target[index]

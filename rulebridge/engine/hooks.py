@@ -1,0 +1,85 @@
+"""The hooks through which in-place writes reach the engine.
+
+The engine records pure ops; it knows nothing of how a write is recorded or how views alias.
+Three small interfaces let another package (rulebridge.writes) add that:
+
+- `Writes`, given to a `Tape` when it is made: what a box does when the user's code writes into
+  it (`x[i] = v`, `x += y`, `out=`, `x.fill(v)`) and the engine's own rules for allocating and
+  writing functions. The default here refuses every write.
+- `Effect`, the residuals of an op whose forward changed memory in place. The sweep calls
+  `undo()` on it when the op receives no cotangent (its pullback undoes it otherwise), so every
+  earlier pullback, run in reverse order, sees the memory its forward saw.
+- `Effects`, one per tape that wrote (`Tape.effects`): it checks each recorded read (`guard`)
+  and the function's result, and brackets every sweep (`begin_sweep`, `end_sweep`: copy seeds
+  that share memory with written arrays, redo what the sweep undid).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import MutationError
+from ..rules.signature import Signature
+
+
+class Effect:
+    """Residuals of an op that wrote into memory in place (see the module's docstring)."""
+
+    __slots__ = ()
+
+    def undo(self) -> None:
+        raise NotImplementedError
+
+
+class Effects:
+    """Per-tape state of the writes recorded on it (see the module's docstring)."""
+
+    def guard(self, function: Callable, args: tuple) -> None:
+        """Called before every recorded op of a tape that wrote: raise, or bring stale boxes
+        among `args` up to date."""
+
+    def check_result(self, result: Any) -> None:
+        """The differentiated function's result, read like an op's arguments."""
+
+    def begin_sweep(self, seeds: dict) -> dict:
+        return seeds
+
+    def end_sweep(self) -> None:
+        """Redo every write the sweep undid, also after a pullback raised."""
+
+
+class Writes:
+    """What writing into a box does. This default refuses: a tape made without
+    rulebridge.writes records pure programs only."""
+
+    plain_buffer_fix = "compute the result without writing into an array"
+
+    def _refuse(self, what: str):
+        raise MutationError(f"{what} on a traced value: this tape was made without in-place "
+                            "write support (rulebridge.writes); use rulebridge.grad/vjp/trace, "
+                            "which record writes")
+
+    def setitem(self, box, index, value) -> None:
+        self._refuse("x[index] = value")
+
+    def fill(self, box, value) -> None:
+        self._refuse("x.fill(value)")
+
+    def augmented(self, function: Callable, box, other):
+        self._refuse("an in-place operator")
+
+    def ufunc_out(self, box, ufunc, inputs: tuple, kwargs: dict):
+        self._refuse("out=")
+
+    def function_out(self, box, func, types, args: tuple, kwargs: dict):
+        self._refuse("out=")
+
+    def refuse_ufunc_at(self, ufunc) -> None:
+        self._refuse(f"{getattr(ufunc, '__name__', ufunc)}.at")
+
+    def engine_rule(self, function: Callable, signature: Signature):
+        """The rule of an allocating or writing function, or None (the adapters' turn)."""
+        return None
+
+
+NO_WRITES = Writes()
