@@ -113,8 +113,10 @@ def _tape_of(args: tuple, kwargs: dict):
 def _sources(function, source, equivalent) -> list[tuple[str, Adapter, Callable]]:
     name = function_name(function)
     if source is None and equivalent is not None:
+        installed = ", ".join(repr(str(n)) for n in REGISTRY.order()) or "none installed"
         raise ImportRuleError(f"import_rule({name}, equivalent={_name(equivalent)}) needs the "
-                              "source the equivalent belongs to, e.g. source='jax'")
+                              "source the equivalent belongs to: source=<one of "
+                              f"{installed}>")
     names = ((source,) if isinstance(source, str) else tuple(source) if source is not None
              else REGISTRY.order(function))
     found, refusals = [], []

@@ -60,5 +60,5 @@ def test_without_jax_the_adapter_is_unavailable_with_the_install_command():
     assert "available: False" in out
     assert "reason: jax, jaxlib not installed; install it with `pip install jax jaxlib`" in out
     (error,) = [line for line in out.splitlines() if line.startswith("error:")]
-    assert "'jax' is unavailable" in error and "pip install rulebridge-jax jax jaxlib" in error
+    assert "'jax' is unavailable" in error and "pip install -e adapters/jax" in error
     assert "autograd still works: [1.0, 1.0]" in out

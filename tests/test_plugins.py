@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
+from rulebridge.rules.registry import Registry
 
 HERE = Path(__file__).parent
 DISTRIBUTIONS = [HERE / "example_adapter", HERE / "example_adapter" / "broken"]
@@ -236,3 +237,15 @@ def test_prefer_for_one_function_outranks_speed(two_sources):
     rb.measure_rules(wave, x)
     rb.prefer(wave, "a_slow")
     assert chosen(x) == "a_slow"
+
+
+def test_with_no_adapter_installed_the_error_says_how_to_install_one():
+    registry = Registry()
+    for name in list(registry.infos()):
+        registry.unregister(name)
+    with pytest.raises(rb.NoRuleError) as caught:
+        registry.require(np.sin, rb.signature_of((np.ones(3),)))
+    message = str(caught.value)
+    assert "No rulebridge adapter is installed" in message
+    assert "pip install -e adapters/NAME" in message and "requirements-dev.txt" in message
+    assert "dtype" not in message  # the advice is about installing, not about the arguments

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..rules.registry import REGISTRY
 from ..rules.rule import Rule, function_name
 from ..rules.signature import format_signature, signature_of
 from .fd import directional, flat_outputs, is_inexact, widen
@@ -103,9 +104,8 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
                outputs: Sequence[int] | None = None) -> CheckResult:
     """`check_rule` with the call's keyword arguments as a dict, so that none of them can be
     mistaken for an option of the check (the engine's first-use check goes through here)."""
-    from .. import lookup
-
-    rule = func if isinstance(func, Rule) else lookup(func, signature_of(example_args), source)
+    rule = (func if isinstance(func, Rule)
+            else REGISTRY.require(func, signature_of(example_args), source))
     rule = getattr(rule, "original", None) or rule  # the rule itself, not a first-use wrapper
     name = function_name(rule.function)
     signature = format_signature(signature_of(example_args))

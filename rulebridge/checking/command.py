@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..rules.registry import REGISTRY
 from . import conventions, render, status
 from .matrix import DTYPES, ERROR_FIGURE_FACTOR, SEED, Plan, changed_cells, run
 
@@ -42,9 +43,7 @@ def parser() -> argparse.ArgumentParser:
 
 def generate(sources: list[str] | None, workers: int, seed: int = SEED,
              progress: bool = False) -> tuple[dict, str, dict[str, float]]:
-    from .. import adapters
-
-    names = tuple(sources or sorted(str(a) for a in adapters()))
+    names = tuple(sources or sorted(REGISTRY.infos()))
     matrix, cpu = run(Plan(names, DTYPES, seed), workers=workers, progress=progress)
     markdown = render.to_markdown(matrix, conventions.to_markdown(matrix["sources"]))
     return matrix, markdown, cpu
@@ -96,7 +95,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def version_mismatch(json_path: Path, sources: list[str] | None) -> str:
     """A plain message when the committed matrix was made with other library versions."""
-    from .. import adapters
     from .matrix import versions
 
     try:
@@ -104,7 +102,7 @@ def version_mismatch(json_path: Path, sources: list[str] | None) -> str:
         committed = matrix["versions"]
     except (FileNotFoundError, KeyError, json.JSONDecodeError) as exc:
         return f"{json_path} is missing or unreadable ({exc}): run `rulebridge matrix`."
-    installed = versions(sources or matrix.get("sources") or sorted(str(a) for a in adapters()))
+    installed = versions(sources or matrix.get("sources") or sorted(REGISTRY.infos()))
     changed = [f"{name}: committed {committed.get(name, 'absent')}, installed "
                f"{installed.get(name, 'absent')}"
                for name in sorted(set(committed) | set(installed))

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import NoRuleError
+from ..rules.registry import REGISTRY
 from ..rules.signature import signature_of
 
 
@@ -41,11 +42,9 @@ CONVENTIONS = (
 
 def evaluate(convention: Convention, source: str) -> str:
     """The cotangents `source`'s rule returns at this point, as text."""
-    from .. import lookup
-
     args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in convention.args)
     try:
-        rule = lookup(convention.function, signature_of(args), source)
+        rule = REGISTRY.require(convention.function, signature_of(args), source)
     except NoRuleError:
         return "not offered"
     argnums = tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))

@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from ..errors import AdapterError, NoRuleError
+from ..rules.adapter import requirement_names
 from ..rules.registry import REGISTRY
 from ..rules.signature import format_signature, signature_of
 from .catalogue import cases_for, rows
@@ -30,7 +31,9 @@ from .domains import build_args
 DTYPES = ("float32", "float64", "complex128")
 FULL_DTYPE = "float64"  # the column checked at every case of the catalogue
 SEED = 0
-LIBRARIES = ("numpy", "scipy", "autograd", "jax", "jaxlib")
+# The libraries whose functions the matrix checks rules against; each source's own libraries
+# are its adapter distribution's requirements.
+LIBRARIES = ("numpy", "scipy")
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,15 @@ def offered(sources: Iterable[str]) -> dict[str, list[Callable]]:
 
 
 def versions(sources: Iterable[str]) -> dict[str, str]:
-    from .. import __version__
-
-    found = {"rulebridge": __version__}
-    for library in LIBRARIES:
+    found = {"rulebridge": metadata.version("rulebridge")}
+    libraries = list(LIBRARIES)
+    for name in sources:
+        info = REGISTRY.infos().get(name)
+        if info is not None and info.distribution:
+            libraries += requirement_names(info.distribution)
+    for library in dict.fromkeys(libraries):
+        if library == "rulebridge":
+            continue
         try:
             found[library] = metadata.version(library)
         except metadata.PackageNotFoundError:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from ..rules.registry import REGISTRY
 from .check import assert_rule as _assert_rule
 from .matrix import DTYPES, SEED, Plan, check_function, row_names
 
@@ -54,9 +55,7 @@ class MatrixRow:
 def pytest_generate_tests(metafunc) -> None:
     if "rulebridge_row" not in metafunc.fixturenames:
         return
-    from .. import adapters
-
-    sources = metafunc.config.getoption("rulebridge_source") or sorted(map(str, adapters()))
+    sources = metafunc.config.getoption("rulebridge_source") or sorted(REGISTRY.infos())
     plan = Plan(tuple(sources), DTYPES, SEED)
     names = row_names(plan.sources)
     metafunc.parametrize("rulebridge_row", [MatrixRow(name, plan) for name in names], ids=names)

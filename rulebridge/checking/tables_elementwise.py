@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .catalogue import MATRIX, SCALAR, VECTOR, binary, case, of, reduction, scan, unary
+from .cases import MATRIX, SCALAR, VECTOR, binary, case, of, reduction, scan, unary
 from .domains import (ABOVE_ONE, DISTINCT, HALF_PI, NEAR_ONE, NONZERO, OFF_INTEGERS, POSITIVE,
                       PROBABILITY, REAL, TIE_FREE_HIGH, TIE_FREE_LOW, UNIT, Arr, Bools,
                       Const)

@@ -10,7 +10,7 @@ singular values) receive a cotangent (`complex_outputs`).
 
 from __future__ import annotations
 
-from .catalogue import MATRIX, SCALAR, VECTOR, case, of
+from .cases import MATRIX, SCALAR, VECTOR, case, of
 from .domains import DISTINCT, NONZERO, REAL, SPD, SPECTRUM, WELL_CONDITIONED, Arr, Seq
 
 M, V = Arr(REAL, MATRIX), Arr(REAL, VECTOR)

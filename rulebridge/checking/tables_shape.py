@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .catalogue import MATRIX, SCALAR, VECTOR, case, of
+from .cases import MATRIX, SCALAR, VECTOR, case, of
 from .domains import REAL, Arr, Bools, Const, Seq
 
 M, V = Arr(REAL, MATRIX), Arr(REAL, VECTOR)

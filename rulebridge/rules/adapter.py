@@ -121,6 +121,32 @@ class AdapterInfo(str):
         state = "available" if self.available else f"unavailable: {self.reason}"
         return f"<adapter {self.name!r} ({state})>"
 
+    @property
+    def priority(self) -> int:
+        """Where `source=None` tries this adapter: higher first (ties by name). Declared as
+        `rulebridge_priority` in the module the entry point names; 0 otherwise."""
+        value = self._declared("rulebridge_priority", 0)
+        return value if isinstance(value, int) else 0
+
+    @property
+    def install(self) -> str:
+        """How to install what this adapter needs, as its module declares it in
+        `rulebridge_install` ("" when it does not)."""
+        value = self._declared("rulebridge_install", "")
+        return value if isinstance(value, str) else ""
+
+    def _declared(self, attribute: str, default):
+        # The module, not the entry point's attribute: an adapter keeps that module light (its
+        # source library is imported when the adapter itself is loaded).
+        module_name = self.target.partition(":")[0]
+        if not module_name:
+            return default
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:  # reported when the adapter itself is loaded
+            return default
+        return getattr(module, attribute, default)
+
     def load(self) -> Adapter:
         try:
             entry = metadata.EntryPoint(self.name, self.target, ENTRY_POINT_GROUP)
@@ -158,12 +184,27 @@ def discover() -> dict[str, AdapterInfo]:
 
 def _missing_requirements(dist: metadata.Distribution) -> list[str]:
     missing = []
-    for requirement in dist.requires or ():
-        if ";" in requirement:  # extras and environment markers: optional
-            continue
-        name = re.split(r"[\s<>=!~\[(]", requirement.strip(), maxsplit=1)[0]
+    for name in _required(dist):
         try:
             metadata.version(name)
         except metadata.PackageNotFoundError:
             missing.append(name)
     return missing
+
+
+def requirement_names(distribution: str) -> list[str]:
+    """The distributions `distribution` requires (not its optional ones): for an adapter, the
+    source libraries its rules come from."""
+    try:
+        return _required(metadata.distribution(distribution))
+    except metadata.PackageNotFoundError:
+        return []
+
+
+def _required(dist: metadata.Distribution) -> list[str]:
+    names = []
+    for requirement in dist.requires or ():
+        if ";" in requirement:  # extras and environment markers: optional
+            continue
+        names.append(re.split(r"[\s<>=!~\[(]", requirement.strip(), maxsplit=1)[0])
+    return names

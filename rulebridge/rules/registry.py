@@ -15,11 +15,11 @@ from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .rule import Rule, function_name
 from .signature import Signature, format_signature
 
-DEFAULT_ORDER = ("autograd", "jax")
-INSTALL_HINT = {
-    "autograd": "pip install -e ./adapters/autograd (or pip install rulebridge-autograd autograd)",
-    "jax": "pip install -e ./adapters/jax (or pip install rulebridge-jax jax jaxlib)",
-}
+NO_ADAPTER_HINT = (
+    "rulebridge takes its rules from adapters: distributions of their own that register an "
+    "entry point in the group 'rulebridge.adapters' (docs/adapter-contract.md). A checkout of "
+    "rulebridge bundles them under adapters/: `pip install -e adapters/NAME` installs one, "
+    "`pip install -r requirements-dev.txt` (from the checkout's root) all of them")
 
 
 class Registry:
@@ -28,7 +28,7 @@ class Registry:
         self._infos: dict[str, AdapterInfo] | None = None
         self._loaded: dict[str, Adapter] = {}
         self._load_errors: dict[str, AdapterError] = {}
-        self._order: tuple[str, ...] = DEFAULT_ORDER
+        self._order: tuple[str, ...] = ()  # set by prefer(); else the adapters' priorities
         self._per_function: dict[Callable, tuple[str, ...]] = {}
         self._caches: dict[str | None, dict] = {}
         self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
@@ -87,12 +87,10 @@ class Registry:
             info = self.infos().get(name)
             if info is None:
                 known = ", ".join(sorted(self.infos())) or "none"
-                hint = INSTALL_HINT.get(name, "install its package, which registers an entry point "
-                                              "in the group 'rulebridge.adapters'")
                 raise AdapterError(f"no rulebridge adapter named {name!r} is installed (installed: "
-                                   f"{known}). To add it: {hint}.")
+                                   f"{known}). {NO_ADAPTER_HINT}.")
             if not info.available:
-                hint = INSTALL_HINT.get(name, "")
+                hint = info.install
                 raise AdapterError(f"the rulebridge adapter {name!r} is unavailable: {info.reason}"
                                    + (f". Or: {hint}." if hint else "."))
             try:
@@ -118,7 +116,9 @@ class Registry:
                 self._invalidate()
             return
         if not args:
-            raise TypeError("prefer() needs source names, e.g. rulebridge.prefer('jax', 'autograd')")
+            installed = ", ".join(repr(str(n)) for n in self.order()) or "none installed"
+            raise TypeError(f"prefer() needs source names, most preferred first (installed: "
+                            f"{installed})")
         self._check_names(args)
         with self._lock:
             self._order = tuple(args)
@@ -133,7 +133,8 @@ class Registry:
     def _global_order(self) -> tuple[str, ...]:
         installed = self.infos()
         preferred = tuple(n for n in self._order if n in installed)
-        return preferred + tuple(sorted(n for n in installed if n not in preferred))
+        rest = [info for n, info in installed.items() if n not in preferred]
+        return preferred + tuple(sorted(rest, key=lambda info: (-info.priority, str(info))))
 
     def _check_names(self, names: Iterable[str]) -> None:
         for name in names:
@@ -259,7 +260,8 @@ class Registry:
         name = function_name(function)
         lines = [f"rulebridge has no rule for {name}{format_signature(signature)}."]
         if not names:
-            lines.append("  No rulebridge adapter is installed.")
+            lines.append(f"  No rulebridge adapter is installed. {NO_ADAPTER_HINT}.")
+            return "\n".join(lines)
         for refusal in refusals:
             lines.append(f"  {refusal}")
         families = []

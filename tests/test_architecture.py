@@ -1,0 +1,81 @@
+"""The package's structure, checked rather than remembered (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("autograd", "jax")
+
+
+def test_import_contracts_hold():
+    """The layers, and the two boundaries around the sources, in pyproject.toml."""
+    command = shutil.which("lint-imports")
+    assert command is not None, "import-linter is in requirements-dev.txt"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), str(ROOT / "adapters" / "autograd"), str(ROOT / "adapters" / "jax")])
+    run = subprocess.run([command, "--no-cache"], cwd=ROOT, env=env, capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "0 broken" in run.stdout
+
+
+def test_no_module_of_the_core_imports_itself_back():
+    """No import cycle anywhere in rulebridge, also inside a package and through imports made
+    inside functions (which a layers contract between packages does not see)."""
+    graph = grimp.build_graph("rulebridge", cache_dir=None)
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported == module or imported.startswith(module + "."):
+                continue
+            if module.startswith(imported + ".") and imported == "rulebridge":
+                continue  # a package's own __init__ re-exporting its modules
+            chain = graph.find_shortest_chain(importer=imported, imported=module)
+            if chain is not None and not _through_package_init(chain):
+                cycles.append(" -> ".join((module,) + tuple(chain)))
+    assert not cycles, "\n".join(cycles)
+
+
+def _through_package_init(chain) -> bool:
+    """`rulebridge.writes` (its __init__) importing `rulebridge.writes.routes` is the package
+    exporting its names, not a cycle of modules."""
+    return any(b.startswith(a + ".") for a, b in zip(chain, chain[1:]))
+
+
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(ROOT))
+                                        for p in (ROOT / "rulebridge").rglob("*.py")))
+def test_modules_stay_readable_in_a_sitting(path):
+    lines = (ROOT / path).read_text().count("\n")
+    assert lines <= 420, f"{path} has {lines} lines: split it by concept (about 400 at most)"
+
+
+def test_the_core_names_no_source():
+    """Which sources exist is the adapters' business: their metadata gives the default order,
+    the install hints and the libraries a matrix records, never a table in the core. (Examples
+    in docstrings may name them.)"""
+    offenders = []
+    for path in (ROOT / "rulebridge").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in docstrings
+                    and any(source in node.value.lower() for source in SOURCES)):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "\n".join(offenders)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
