@@ -1,4 +1,4 @@
-"""What a JAX-sourced op costs (issue 3), every figure measured in this one run, medians.
+"""What a JAX-sourced op costs, every figure measured in this one run, medians.
 
 1. Per op on a 10-element array (a chain of sin/tanh, gradient): rulebridge with source="jax"
    against the floor it is built on, NumPy's forward plus the same cached jitted pullback called

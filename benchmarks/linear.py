@@ -1,4 +1,4 @@
-"""Cost is linear in the length of the tape (issue 2).
+"""Cost is linear in the length of the tape.
 
 1. Differentiating a 40k-op chain costs at most 2.5x a 20k-op chain.
 2. Replacing every op of a 100k-op tape by a two-output op (`Tape.replace`, in its own slot, no

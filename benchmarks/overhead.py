@@ -12,7 +12,7 @@ in a fresh process against jax.jit(jax.grad)'s compile time for the same chain.
     python benchmarks/overhead.py --sizes 1e3 1e4 1e5 1e6 --no-jax-compile
     python benchmarks/overhead.py --json overhead.json
 
-Targets (issue 6): at N=1e4, rulebridge <= 2.0x hand-written and <= 0.3x autograd; us/op at 1e6
+Targets: at N=1e4, rulebridge <= 2.0x hand-written and <= 0.3x autograd; us/op at 1e6
 within 1.3x of 1e3; <= 300 bytes per op; first gradient <= 1/100 of jax.jit's compile time.
 """
 

@@ -16,7 +16,7 @@ primal and gradients are sampled round-robin, so a noisy phase slows them all al
     python benchmarks/suite.py --no-jax              # rulebridge and autograd only
     OPENBLAS_NUM_THREADS=2 python benchmarks/suite.py  # BLAS threads other than the default 1
 
-Targets (issue 6): rulebridge below autograd on every row; <= 3x primal on kron_sum,
+Targets: rulebridge below autograd on every row; <= 3x primal on kron_sum,
 kron_view_sum, simple_mlp and gp_lml; <= 25x primal on the element-by-element loop rows.
 """
 

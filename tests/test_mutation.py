@@ -35,7 +35,7 @@ def assert_gradient(f, args, source, argnums=0, rtol=1e-6, h=1e-5):
 RNG = np.random.default_rng(5)
 
 
-# -- the programs of issue 5 ----------------------------------------------------------------------
+# -- programs that write into arrays, as users write them -------------------------------------
 
 
 def heat(u0, k):

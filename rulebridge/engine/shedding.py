@@ -3,7 +3,7 @@
 An op's traced arguments become stand-ins of the same shape and dtype (all the sweep reads of
 them), and a `CallForward` rule may compact its residuals (`CallForward.compact`). Holding every
 large intermediate raised the peak memory of a gradient above autograd's, which cost page faults
-and cache misses on each call (issue 6's kron rows).
+and cache misses on each call (benchmarks/suite.py's kron rows).
 """
 
 from __future__ import annotations
