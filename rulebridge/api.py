@@ -14,6 +14,7 @@ from .engine.sweep import backward
 from .engine.tape import Tape
 from .errors import NestedDifferentiationError
 from .rules.registry import REGISTRY
+from .rules.signature import is_differentiable
 from .writes import ROUTES
 
 _ndarray = np.ndarray
@@ -107,7 +108,7 @@ def new_tape(source: str | None = None) -> Tape:
 
 def _run_traced(f, args, source):
     tape = new_tape(source)
-    boxed = tuple(tape.new_input(a) if _is_differentiable(a) else a for a in args)
+    boxed = tuple(tape.new_input(a) if _boxable(a) else a for a in args)
     for a in args:
         if type(a) is Traced:
             raise _nested(f)
@@ -130,16 +131,18 @@ def _positions(f, argnums, n_args) -> tuple[int, ...]:
     return tuple(i % n_args for i in positions)
 
 
-def _is_differentiable(x) -> bool:
-    if type(x) is _ndarray or isinstance(x, np.generic):
-        return x.dtype.kind in "fc"
-    return type(x) is float or type(x) is complex
+def _boxable(x) -> bool:
+    """A differentiable value of a type the rules are keyed by: an exact ndarray (not
+    np.matrix or a masked array, whose semantics NumPy's functions do not follow, nor another
+    library's array), a NumPy scalar or a Python float or complex."""
+    return (type(x) is _ndarray or isinstance(x, (np.generic, float, complex))) \
+        and is_differentiable(x)
 
 
 def _check_differentiable(f, i, x) -> None:
     if type(x) is Traced:
         raise _nested(f)
-    if _is_differentiable(x):
+    if _boxable(x):
         return
     if isinstance(x, _ndarray):
         what = (f"an {type(x).__name__}" if type(x) is not _ndarray

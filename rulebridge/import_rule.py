@@ -22,7 +22,8 @@ from .checking import UncheckedRuleWarning, check_rule
 from .errors import AdapterError, Declined, ImportRuleError
 from .rules.registry import REGISTRY
 from .rules.rule import Rule, function_name
-from .rules.signature import Signature, SpecInfo, format_signature, parse_signature, signature_of
+from .rules.signature import (INEXACT_KINDS, Signature, SpecInfo, format_signature,
+                              parse_signature, signature_of)
 from .engine.box import Traced, _contains_box, _positional
 
 
@@ -262,7 +263,7 @@ def outputs_mismatch(expected: Any, got: Any) -> str:
         if np.shape(w) != np.shape(g) or w_dtype != g_dtype:
             return (f"{label} is {g_dtype}{list(np.shape(g))} where the function's is "
                     f"{w_dtype}{list(np.shape(w))}")
-        if w_dtype.kind in "fc":
+        if w_dtype.kind in INEXACT_KINDS:
             rtol = float(np.sqrt(np.finfo(w_dtype).eps))
             w64, g64 = np.asarray(w, np.complex128), np.asarray(g, np.complex128)
             finite = np.isfinite(w64)
@@ -286,7 +287,7 @@ def sample_arguments(signature: Signature, seed: int = 0) -> tuple | None:
 
 
 def _sample(info: SpecInfo, rng: np.random.Generator):
-    if info.kind == "array" and info.dtype.kind in "fc":
+    if info.kind == "array" and info.dtype.kind in INEXACT_KINDS:
         shape = (3,) * info.ndim
         values = rng.uniform(0.5, 1.5, shape)
         if info.dtype.kind == "c":

@@ -79,3 +79,26 @@ def test_the_core_names_no_source():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+def test_one_answer_to_is_this_value_differentiable():
+    """The API, the tape, the registry, the checks and the speed measurement all ask
+    rulebridge.rules.signature.is_differentiable; nobody spells `kind in "fc"` again."""
+    import rulebridge
+    from rulebridge import api
+    from rulebridge.checking import check
+    from rulebridge.engine import tape
+    from rulebridge.rules import registry, signature, speed
+
+    predicate = signature.is_differentiable
+    assert rulebridge.is_differentiable is predicate
+    for module in (api, tape, check, registry, speed):
+        assert module.is_differentiable is predicate, module.__name__
+    spelled = []
+    for path in (ROOT / "rulebridge").rglob("*.py"):
+        if path.name == "signature.py":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if 'kind in "fc"' in line or "kind in 'fc'" in line or 'kind not in "fc"' in line:
+                spelled.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not spelled, "\n".join(spelled)

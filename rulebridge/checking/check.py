@@ -20,8 +20,8 @@ import numpy as np
 
 from ..rules.registry import REGISTRY
 from ..rules.rule import Rule, function_name
-from ..rules.signature import format_signature, signature_of
-from .fd import directional, flat_outputs, is_inexact, widen
+from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable, signature_of
+from .fd import directional, flat_outputs, widen
 from .result import CheckResult
 
 # (rtol, atol) by the lowest precision involved. float32 rules compute in float32, so their
@@ -156,7 +156,7 @@ def _default_argnums(args: tuple) -> tuple[int, ...]:
     def differentiable(a):
         if type(a) in (list, tuple):
             return bool(a) and all(differentiable(item) for item in a)
-        return type(a) is np.ndarray and a.dtype.kind in "fc"
+        return type(a) is np.ndarray and is_differentiable(a)
 
     return tuple(i for i, a in enumerate(args) if differentiable(a))
 
@@ -177,7 +177,7 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
     _same_primal(out, expected, PRIMAL_RTOL[precision])
     outputs = flat_outputs(out)
     selected = [k for k, o in enumerate(outputs)
-                if is_inexact(o) and (seeded is None or k in seeded)]
+                if is_differentiable(o) and (seeded is None or k in seeded)]
     if not selected or not argnums:
         return None  # nothing differentiable flows: the primal is all there is to check
     for k in selected:
@@ -270,7 +270,7 @@ def _equal(a, b) -> bool:
         return type(b) in (list, tuple) and len(a) == len(b) and all(map(_equal, a, b))
     if isinstance(a, (np.ndarray, np.generic)):
         same_type = np.shape(a) == np.shape(b) and a.dtype == getattr(b, "dtype", None)
-        return same_type and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        return same_type and np.array_equal(a, b, equal_nan=a.dtype.kind in INEXACT_KINDS)
     try:
         return bool(a == b)
     except Exception:
@@ -292,7 +292,7 @@ def _same_primal(out, expected, rtol: float) -> None:
         if np.shape(g) != np.shape(w) or g_dtype != w_dtype:
             raise _Verdict("fail", f"output {k} of its forward is {g_dtype}{list(np.shape(g))}, "
                                    f"NumPy's is {w_dtype}{list(np.shape(w))}")
-        if w_dtype.kind in "fc":
+        if w_dtype.kind in INEXACT_KINDS:
             bound = rtol * max(1.0, float(np.max(np.abs(w), initial=0.0, where=np.isfinite(w))))
             if not np.allclose(g, w, rtol=rtol, atol=bound, equal_nan=True):
                 raise _Verdict("fail", f"output {k} of its forward differs from NumPy's value "

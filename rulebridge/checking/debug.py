@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import RuleContractError
 from ..rules.rule import Rule
-from ..rules.signature import format_signature
+from ..rules.signature import INEXACT_KINDS, format_signature
 
 ENVIRONMENT_VARIABLE = "RULEBRIDGE_DEBUG"
 _enabled = os.environ.get(ENVIRONMENT_VARIABLE, "") not in ("", "0")
@@ -138,7 +138,7 @@ def _difference(out, expected) -> str:
         return f"{_describe(out)} where NumPy returns {_describe(expected)}"
     if isinstance(expected, np.ndarray) != isinstance(out, np.ndarray):
         return f"{_describe(out)} where NumPy returns {_describe(expected)}"
-    if not np.array_equal(out, expected, equal_nan=np.result_type(out).kind in "fc"):
+    if not np.array_equal(out, expected, equal_nan=np.result_type(out).kind in INEXACT_KINDS):
         return "different values"
     return ""
 
@@ -146,13 +146,13 @@ def _difference(out, expected) -> str:
 def _check_cotangents(rule, cts, args, residuals, g) -> None:
     held = [a for a in _arrays((args, residuals))]
     finite_in = all(np.all(np.isfinite(a)) for a in _arrays((args, g))
-                    if a.dtype.kind in "fc")
+                    if a.dtype.kind in INEXACT_KINDS)
     for ct in _arrays(cts):
         for a in held:
             if np.shares_memory(ct, a):
                 raise _broken(rule, "its pullback returned a cotangent that shares memory with "
                                     "one of its arguments or residuals; return a new array")
-        if finite_in and ct.dtype.kind in "fc" and not np.all(np.isfinite(ct)):
+        if finite_in and ct.dtype.kind in INEXACT_KINDS and not np.all(np.isfinite(ct)):
             raise _broken(rule, "its pullback returned a non-finite cotangent for finite "
                                 "arguments and a finite incoming cotangent (if the derivative is "
                                 "truly infinite here, e.g. sqrt at 0, switch debug mode off)")
@@ -165,7 +165,7 @@ def _snapshot(tree) -> list:
 def _unchanged(rule, where: str, what: str, snapshot: list) -> None:
     for array, copy in snapshot:
         if array.shape != copy.shape or not np.array_equal(
-                array, copy, equal_nan=array.dtype.kind in "fc"):
+                array, copy, equal_nan=array.dtype.kind in INEXACT_KINDS):
             raise _broken(rule, f"after its {where}, {what} was modified in place")
 
 

@@ -43,12 +43,6 @@ def flat_outputs(out: Any) -> list:
     return [out]
 
 
-def is_inexact(value: Any) -> bool:
-    dtype = getattr(value, "dtype", None)
-    if dtype is None:
-        return isinstance(value, (float, complex))
-    return dtype.kind in "fc"
-
 
 def _moved(args: tuple, argnums: Sequence[int], xdot: Sequence[Any], t: float) -> tuple:
     moved = list(args)

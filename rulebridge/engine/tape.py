@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import NestedDifferentiationError, RuleContractError
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
-from ..rules.signature import signature_of
+from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
 from .box import FLAT_SCALARS, NO_KWARGS, Traced
 from .hooks import NO_WRITES, Effects, Writes
 from .listing import format_dot, format_tape
@@ -29,7 +29,6 @@ from .shedding import LARGE_BYTES, shed_large_values
 _ndarray = np.ndarray
 _new = object.__new__
 _tuple_new = tuple.__new__
-_INEXACT = frozenset("fc")
 
 
 class Op(NamedTuple):
@@ -195,7 +194,7 @@ class Tape:
                 kwargs = NO_KWARGS
             out, residuals = _call_forward(rule, values, kwargs)
         if type(out) is _ndarray or isinstance(out, np.generic):
-            if out.dtype.kind not in _INEXACT:
+            if out.dtype.kind not in INEXACT_KINDS:
                 return out
             if out.nbytes >= LARGE_BYTES:
                 self.holds_large = True  # see shed_large_values
@@ -237,9 +236,9 @@ class Tape:
         one-input ufunc's argument (np.absolute of a complex array, np.isnan)."""
         if isinstance(out, (tuple, list)):
             structure, items = type(out), out
-        elif isinstance(out, (_ndarray, np.generic)) and out.dtype.kind in _INEXACT:
+        elif isinstance(out, (_ndarray, np.generic)) and out.dtype.kind in INEXACT_KINDS:
             structure, items = None, (out,)
-        elif not _is_inexact(out):
+        elif not is_differentiable(out):
             return out  # a shape, a count, a Python bool: nothing to differentiate
         else:
             raise RuleContractError(
@@ -247,7 +246,7 @@ class Tape:
                 f"from its forward; expected an ndarray, a NumPy scalar, or a tuple of them")
         outputs, boxed = [], []
         for item in items:
-            if _is_inexact(item):
+            if is_differentiable(item):
                 if getattr(item, "nbytes", 0) >= LARGE_BYTES:
                     self.holds_large = True
                 var = self.new_var()
@@ -368,12 +367,6 @@ def _substitute_result(result, env):
 
 def _holds_box(seq) -> bool:
     return any(type(item) is Traced for item in seq)
-
-
-def _is_inexact(x) -> bool:
-    if isinstance(x, (_ndarray, np.generic)):
-        return x.dtype.kind in _INEXACT
-    return isinstance(x, (float, complex))
 
 
 def _rebuild(structure, items):

@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 from .adapter import Adapter, AdapterInfo, discover
 from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .rule import Rule, function_name
-from .signature import Signature, format_signature
+from .signature import Signature, format_signature, is_differentiable
 
 NO_ADAPTER_HINT = (
     "rulebridge takes its rules from adapters: distributions of their own that register an "
@@ -35,6 +35,21 @@ class Registry:
         self._resolve_hooks: list[Callable[[Rule], Rule]] = []
         self._seconds: dict[tuple[str, str], dict[str, float]] = {}  # (function, signature) -> {source: s}
         self._imports: dict[Callable, dict[str, Callable[[Signature], Rule]]] = {}
+        # Loaders of check results (the shipped status), run once before the first rule is
+        # resolved rather than when rulebridge is imported.
+        self._status_loaders: list[Callable[["Registry"], object]] = []
+
+    def add_status_loader(self, loader: Callable[["Registry"], object]) -> None:
+        """Run `loader(registry)` (which calls `set_status`) before the next rule is resolved."""
+        with self._lock:
+            self._status_loaders.append(loader)
+            self._invalidate()
+
+    def _load_status(self) -> None:
+        with self._lock:
+            loaders, self._status_loaders = self._status_loaders, []
+            for loader in loaders:
+                loader(self)
 
     # -- adapters ------------------------------------------------------------------------------
 
@@ -192,6 +207,8 @@ class Registry:
         return rule
 
     def _resolve(self, function: Callable, signature: Signature, source: str | None) -> Rule:
+        if self._status_loaders:
+            self._load_status()
         names = (source,) if source is not None else self.order(function)
         built: list[Rule] = []
         refusals: list[str] = []
@@ -347,10 +364,8 @@ def missing_rule(function: Callable, signature: Signature, message: str) -> Rule
 
 
 def _can_carry_gradient(x) -> bool:
-    dtype = getattr(x, "dtype", None)
-    if dtype is not None:
-        return dtype.kind in "fcO"  # an object array may hold the traced floats: never drop it
-    return isinstance(x, (float, complex))
+    # An object array may hold the traced floats: never drop it.
+    return is_differentiable(x) or getattr(getattr(x, "dtype", None), "kind", None) == "O"
 
 
 REGISTRY = Registry()

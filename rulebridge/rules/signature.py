@@ -21,6 +21,20 @@ Spec = Any  # (dtype, ndim) | (cls, dtype, ndim) | (list|tuple, (spec, ...)) | t
 #: ``(float64[:, :], float64[:])``.
 Signature = tuple
 
+# The dtype kinds that carry a gradient: float and complex. Hot paths test `dtype.kind in
+# INEXACT_KINDS` inline; everything else asks `is_differentiable`.
+INEXACT_KINDS = frozenset("fc")
+
+
+def is_differentiable(x: Any) -> bool:
+    """Whether a value can carry a gradient: an array or scalar whose dtype is float or complex
+    (NumPy's, or any array type with a NumPy dtype), or a Python float or complex. The one
+    answer the API, the tape, the checks and the adapters give."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", None) in INEXACT_KINDS
+    return isinstance(x, (float, complex))
+
 
 def spec_of(x: Any) -> Spec:
     """The spec of one argument: the concrete type rules are keyed on.
@@ -89,7 +103,7 @@ class SpecInfo:
 
     @property
     def is_inexact_array(self) -> bool:
-        return self.kind == "array" and self.dtype.kind in "fc"
+        return self.kind == "array" and self.dtype.kind in INEXACT_KINDS
 
 
 def format_spec(spec: Spec) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import AdapterError
 from .registry import REGISTRY
 from .rule import function_name
-from .signature import format_signature, signature_of
+from .signature import format_signature, is_differentiable, signature_of
 
 
 def measure_rules(function: Callable, *args: Any, sources: Sequence[str] | None = None,
@@ -72,8 +72,7 @@ def measure_rules(function: Callable, *args: Any, sources: Sequence[str] | None 
 def _differentiable(x: Any) -> bool:
     if type(x) in (list, tuple):
         return bool(x) and all(_differentiable(item) for item in x)
-    return isinstance(x, (np.ndarray, np.generic, float, complex)) and \
-        np.result_type(x).kind in "fc"
+    return is_differentiable(x)
 
 
 def _ones_like_outputs(out: Any) -> Any:

@@ -13,6 +13,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
+import rulebridge
+
 _ndarray = np.ndarray
 LEAF = "leaf"  # the static description of a leaf; its value is the next item of the leaves
 _LEAF_SCALARS = (float, complex, np.floating, np.complexfloating)
@@ -109,8 +111,4 @@ def thaw_call(static_args: tuple, static_kwargs: tuple, leaves) -> tuple[tuple, 
     return args, kwargs
 
 
-def is_inexact(leaf: Any) -> bool:
-    dtype = getattr(leaf, "dtype", None)
-    if dtype is not None:
-        return dtype.kind in "fc"
-    return isinstance(leaf, (float, complex))
+is_inexact = rulebridge.is_differentiable
