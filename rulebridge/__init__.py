@@ -20,6 +20,7 @@ from .errors import (AdapterError, AdapterWarning, Declined, ImportRuleError, Mu
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
+from .rules.namespaces import dispatched_functions, dispatches
 from .rules.registry import REGISTRY
 from .rules.rule import CallForward, Rule, SparseCotangent, function_name
 from .rules.signature import (Signature, SpecInfo, format_signature, format_spec,
@@ -130,8 +131,8 @@ __all__ = [
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",
     "Traced", "TracingError", "TriangleCall", "UncheckedRuleWarning", "adapters", "assert_rule",
     "check_on_first_use", "check_rule", "conform_cotangent", "debug", "debug_enabled",
-    "decline_unsupported", "format_signature", "format_spec", "function_name", "grad",
-    "hermitian_from_triangle", "import_rule", "is_differentiable", "lookup",
+    "decline_unsupported", "dispatched_functions", "dispatches", "format_signature",
+    "format_spec", "function_name", "grad", "hermitian_from_triangle", "import_rule", "is_differentiable", "lookup",
     "lower_triangle_cotangent", "measure_rules", "one_triangle_call", "parse_signature",
     "prefer", "reads_one_triangle", "register_adapter", "rules", "signature_of", "spec_of",
     "trace", "triangle_read", "value_and_grad", "vjp",

@@ -8,18 +8,14 @@ live in `tables_*.py`, as data, spelled with the builders of cases.py; this modu
 
 from __future__ import annotations
 
-import importlib
 import operator
 from typing import Callable, Iterable
 
-import numpy as np
-
+from ..rules.namespaces import NAMESPACES, dispatched_functions
 from ..rules.rule import function_name
 from . import tables_elementwise, tables_linalg, tables_shape
 from .cases import Case
 
-NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft")
-UFUNC_NAMESPACES = ("scipy.special",)
 
 
 def _tables() -> dict[str, list[Case]]:
@@ -44,22 +40,12 @@ def cases_for(name: str) -> list[Case]:
 
 
 def introspected() -> dict[Callable, str]:
-    """Public callables of numpy, numpy.linalg, numpy.fft, SciPy's ufuncs, and indexing."""
+    """The functions NumPy hands to a traced box (rulebridge/rules/namespaces.py), and indexing,
+    by their names."""
     found: dict[Callable, str] = {operator.getitem: "operator.getitem"}
-    for module_name in NAMESPACES + UFUNC_NAMESPACES:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        for attr, value in vars(module).items():
-            if attr.startswith("_") or not callable(value) or isinstance(value, type):
-                continue
-            if module_name in UFUNC_NAMESPACES and not isinstance(value, np.ufunc):
-                continue
-            try:
-                found.setdefault(value, function_name(value))
-            except TypeError:  # unhashable callables
-                continue
+    for namespace in NAMESPACES:
+        for _, function in dispatched_functions(namespace):
+            found.setdefault(function, function_name(function))
     return found
 
 

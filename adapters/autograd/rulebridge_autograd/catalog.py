@@ -17,6 +17,8 @@ from typing import Callable
 
 import numpy as np
 
+import rulebridge
+
 # (NumPy namespace, autograd namespace) pairs, both imported lazily by `Catalog`.
 NAMESPACES = (
     ("numpy", "autograd.numpy"),
@@ -121,7 +123,6 @@ def _namespace_entries(numpy_name: str, autograd_name: str) -> dict[Callable, En
     from autograd.numpy import numpy_vjps
 
     try:
-        numpy_ns = importlib.import_module(numpy_name)
         autograd_ns = importlib.import_module(autograd_name)
     except ImportError:
         return {}
@@ -130,11 +131,9 @@ def _namespace_entries(numpy_name: str, autograd_name: str) -> dict[Callable, En
     # wraps the NumPy function itself: find those primitives by the function they wrap.
     primitive_of = {getattr(w, "fun", None): w for w in primitive_vjps}
     table: dict[Callable, Entry] = {}
-    for name, wrapped in vars(autograd_ns).items():
-        if name.startswith("_") or name in SKIPPED or not callable(wrapped):
-            continue
-        function = getattr(numpy_ns, name, None)
-        if function is None or not _dispatches(function) or function in table:
+    for name, function in rulebridge.dispatched_functions(numpy_name):
+        wrapped = getattr(autograd_ns, name, None)
+        if name in SKIPPED or not callable(wrapped) or function in table:
             continue
         if function in primitive_of:
             wrapped, kind = primitive_of[function], "primitive"
@@ -235,9 +234,3 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, **unsupported):
 
 CORRECTIONS: dict[Callable, Callable] = {np.tile: tile, np.where: where, np.outer: outer,
                                          np.broadcast_to: broadcast_to, np.prod: prod}
-
-
-def _dispatches(function) -> bool:
-    """Does NumPy hand calls of `function` on a traced box to the box? Ufuncs and functions
-    decorated with array_function_dispatch do; plain Python helpers do not."""
-    return isinstance(function, np.ufunc) or hasattr(function, "_implementation")

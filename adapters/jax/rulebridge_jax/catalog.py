@@ -16,6 +16,8 @@ from typing import Callable
 
 import numpy as np
 
+import rulebridge
+
 from .semantics import MEANINGS, Meaning
 
 NAMESPACES = (
@@ -59,24 +61,16 @@ def catalog() -> dict[Callable, Meaning]:
     table: dict[Callable, Meaning] = {}
     for numpy_name, jax_name in NAMESPACES:
         try:
-            numpy_ns = importlib.import_module(numpy_name)
             jax_ns = importlib.import_module(jax_name)
         except ImportError:
             continue
-        ufuncs_only = numpy_name.startswith("scipy")
-        for name in dir(numpy_ns):
-            if name.startswith("_") or name in SKIPPED:
+        for name, function in rulebridge.dispatched_functions(numpy_name):
+            if name in SKIPPED or function in table:  # an alias: the canonical name came first
                 continue
-            function = getattr(numpy_ns, name)
             counterpart = getattr(jax_ns, name, None)
-            if not callable(function) or isinstance(counterpart, type) or not callable(counterpart):
+            if isinstance(counterpart, type) or not callable(counterpart):
                 continue
-            if function in table and name != getattr(function, "__name__", name):
-                continue  # an alias (np.permute_dims is np.transpose): the canonical name wins
-            if isinstance(function, np.ufunc):
-                if not _has_float_loop(function):
-                    continue
-            elif ufuncs_only or not hasattr(function, "_implementation"):
+            if isinstance(function, np.ufunc) and not _has_float_loop(function):
                 continue
             meaning = MEANINGS.get(function, Meaning())
             if meaning.jax is None and not meaning.declined:
