@@ -128,7 +128,7 @@ class MutationState(Effects):
     and the cotangent buffers this module owns during a sweep."""
 
     def __init__(self, tape: Tape, box_type: type) -> None:
-        # A weak reference: the tape owns this state (tape.mutation), and a strong one back would
+        # A weak reference: the tape owns this state (tape.effects), and a strong one back would
         # make a cycle that keeps the tape and its residuals alive until the cyclic collector runs.
         self._tape = weakref.ref(tape)
         self.box_type = box_type
