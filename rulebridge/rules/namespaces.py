@@ -19,15 +19,37 @@ NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special")
 
 
 def dispatches(function: Callable) -> bool:
-    """Does NumPy hand calls of `function` on a traced box to the box?"""
+    """Whether NumPy hands calls of `function` on a traced value to the value.
+
+    Parameters
+    ----------
+    function : callable
+        A NumPy or SciPy function.
+
+    Returns
+    -------
+    bool
+        True for ufuncs and functions with NumPy's array-function dispatch.
+    """
     return isinstance(function, np.ufunc) or hasattr(function, "_implementation")
 
 
 def dispatched_functions(namespace: str) -> list[tuple[str, Callable]]:
-    """`(name, function)` for each public callable of `namespace` that reaches the box,
-    importing the namespace ([] when it is not installed). An alias (`np.permute_dims` is
-    `np.transpose`) comes after the name the function calls itself, so taking the first pair
-    of each function keeps the canonical name."""
+    """The public functions of a namespace that reach a traced value through NumPy's protocols.
+
+    Parameters
+    ----------
+    namespace : str
+        A module name such as ``"numpy"``, ``"numpy.linalg"`` or ``"scipy.special"``; it is
+        imported.
+
+    Returns
+    -------
+    list of (str, callable)
+        ``(name, function)`` pairs, empty when the namespace is not installed. An alias
+        (``np.permute_dims`` is ``np.transpose``) comes after the name the function calls
+        itself, so taking the first pair of each function keeps the canonical name.
+    """
     try:
         module = importlib.import_module(namespace)
     except ImportError:

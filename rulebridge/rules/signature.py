@@ -27,9 +27,21 @@ INEXACT_KINDS = frozenset("fc")
 
 
 def is_differentiable(x: Any) -> bool:
-    """Whether a value can carry a gradient: an array or scalar whose dtype is float or complex
-    (NumPy's, or any array type with a NumPy dtype), or a Python float or complex. The one
-    answer the API, the tape, the checks and the adapters give."""
+    """Whether a value can carry a gradient: the one answer the API, the tape, the checks and
+    the adapters give.
+
+    Parameters
+    ----------
+    x : object
+        Any value.
+
+    Returns
+    -------
+    bool
+        True for an array or scalar whose dtype is float or complex (NumPy's, or any array type
+        with a NumPy dtype) and for a Python float or complex; False otherwise (ints, bools,
+        strings, object arrays).
+    """
     dtype = getattr(x, "dtype", None)
     if dtype is not None:
         return getattr(dtype, "kind", None) in INEXACT_KINDS
