@@ -8,8 +8,8 @@ rule lookups, start-up and any set-up cancel out). "autograd rules alone" is
 benchmarks/rules_floor.py: NumPy's forwards and autograd's VJPs with no engine around them.
 Needs valgrind on PATH.
 
-    python benchmarks/instructions.py              # N = 1000
-    python benchmarks/instructions.py --n 2000 --sources autograd jax
+    python -m benchmarks.instructions              # N = 1000
+    python -m benchmarks.instructions --n 2000 --sources autograd jax
 """
 
 from __future__ import annotations
@@ -23,18 +23,18 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import X, chain, hand_written  # noqa: E402
-from rules_floor import RULES_ALONE  # noqa: E402
-from timing import table  # noqa: E402
+from benchmarks.overhead import X, chain, hand_written
+from benchmarks.rules_floor import RULES_ALONE
+from benchmarks.timing import table
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the child imports benchmarks.*
 GRADIENTS = 3  # timed gradients, after one warm-up gradient
 
 
 def run_contestant(name: str, n: int, gradients: int) -> None:
     """The body a valgrind child runs: one warm-up gradient, then `gradients` more."""
     if name == RULES_ALONE:
-        from rules_floor import RulesFloor
+        from benchmarks.rules_floor import RulesFloor
 
         gradient = RulesFloor(chain(np, n), X).run
     elif name == "hand-written":
@@ -57,9 +57,9 @@ def run_contestant(name: str, n: int, gradients: int) -> None:
 def instructions(name: str, n: int, gradients: int) -> int:
     result = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         os.path.abspath(__file__), "--child", name, "--n", str(n), "--gradients",
+         "-m", "benchmarks.instructions", "--child", name, "--n", str(n), "--gradients",
          str(gradients)],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, cwd=ROOT,
         # The same dict layouts in every child, and no idle BLAS workers spinning (they count).
         env={**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1",
              "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})

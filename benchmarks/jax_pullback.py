@@ -8,24 +8,22 @@
 2. One elementwise pullback (tanh) on 1e6 elements: the jax-sourced rule against hand-written
    NumPy and autograd's rule.
 
-    python benchmarks/jax_pullback.py [--ops 200] [--repeats 7]
+    python -m benchmarks.jax_pullback [--ops 200] [--repeats 7]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rulebridge as rb  # noqa: E402
-from rulebridge_jax.pullback import JitPullbacks  # noqa: E402
-from rulebridge_jax.arguments import LEAF  # noqa: E402
-from timing import median_seconds, table  # noqa: E402
+import rulebridge as rb
+from rulebridge_jax.pullback import JitPullbacks
+from rulebridge_jax.arguments import LEAF
+
+from benchmarks.timing import median_seconds, table
 
 SMALL = np.linspace(0.1, 1.0, 10)
 FUNCTIONS = (np.sin, np.tanh)

@@ -8,22 +8,21 @@
    start walk the whole live tape, and that cost grows faster than the tape through the cache
    (it is printed too, for information).
 
-    python benchmarks/linear.py [--repeats 5]
+    python -m benchmarks.linear [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rulebridge as rb  # noqa: E402
-from rulebridge.engine.collector import collector_paused  # noqa: E402
-from rulebridge.engine.sweep import backward  # noqa: E402
-from timing import add_clock_option, median_seconds, now, use_clock  # noqa: E402
+import rulebridge as rb
+from rulebridge.engine.collector import collector_paused
+from rulebridge.engine.sweep import backward
+
+from benchmarks.timing import add_clock_option, median_seconds, now, use_clock
 
 X = np.linspace(0.1, 1.0, 10)
 

@@ -10,23 +10,20 @@ medians and the ratios that matter:
   per-write times are differences, (time(4K) - time(K)) / 3K, so the one-off full-size work
   (allocating, summing, one copy of the cotangent) cancels out.
 
-    python benchmarks/mutation.py
-    python benchmarks/mutation.py --writes 250 --json mutation.json
+    python -m benchmarks.mutation
+    python -m benchmarks.mutation --writes 250 --json mutation.json
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.dirname(HERE)]
-import rulebridge as rb  # noqa: E402
-from tests.test_mutation import mooncake_loop  # noqa: E402  (the program the tests check)
-from timing import median_seconds, rulebridge_sources, table, write_json  # noqa: E402
+import rulebridge as rb
+
+from benchmarks.timing import median_seconds, rulebridge_sources, table, write_json
+from tests.test_mutation import mooncake_loop  # the program the tests check
 
 
 def single_writes(k: int):

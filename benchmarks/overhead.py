@@ -8,9 +8,9 @@ autograd below its "rules alone / autograd" needs other rules), the memory a tap
 keeps per op beyond its residual arrays, and the time to the first gradient of a 3,000-op chain
 in a fresh process against jax.jit(jax.grad)'s compile time for the same chain.
 
-    python benchmarks/overhead.py                      # N = 1e3, 1e4, 1e5; plot; jax compile
-    python benchmarks/overhead.py --sizes 1e3 1e4 1e5 1e6 --no-jax-compile
-    python benchmarks/overhead.py --json overhead.json
+    python -m benchmarks.overhead                      # N = 1e3, 1e4, 1e5; plot; jax compile
+    python -m benchmarks.overhead --sizes 1e3 1e4 1e5 1e6 --no-jax-compile
+    python -m benchmarks.overhead --json overhead.json
 
 Targets: at N=1e4, rulebridge <= 2.0x hand-written and <= 0.3x autograd; us/op at 1e6
 within 1.3x of 1e3; <= 300 bytes per op; first gradient <= 1/100 of jax.jit's compile time.
@@ -27,11 +27,11 @@ import tracemalloc
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rulebridge as rb  # noqa: E402
-from rules_floor import RULES_ALONE, RulesFloor, available as rules_floor_available  # noqa: E402
-from timing import (add_clock_option, clock_name, interleaved_medians,  # noqa: E402
-                    jax_available, now, rulebridge_sources, table, use_clock, write_json)
+import rulebridge as rb
+
+from benchmarks.rules_floor import RULES_ALONE, RulesFloor, available as rules_floor_available
+from benchmarks.timing import (add_clock_option, clock_name, interleaved_medians, jax_available,
+                               now, rulebridge_sources, table, use_clock, write_json)
 
 X = np.linspace(0.1, 1.0, 10)
 

@@ -11,10 +11,10 @@ rules. On a row that writes into arrays it leaves out the engine's write ops (a 
 output says which). All columns come from one run on one machine, and a row's
 primal and gradients are sampled round-robin, so a noisy phase slows them all alike.
 
-    python benchmarks/suite.py                       # every row
-    python benchmarks/suite.py --only kron_sum gp_lml --json suite.json
-    python benchmarks/suite.py --no-jax              # rulebridge and autograd only
-    OPENBLAS_NUM_THREADS=2 python benchmarks/suite.py  # BLAS threads other than the default 1
+    python -m benchmarks.suite                       # every row
+    python -m benchmarks.suite --only kron_sum gp_lml --json suite.json
+    python -m benchmarks.suite --no-jax              # rulebridge and autograd only
+    OPENBLAS_NUM_THREADS=2 python -m benchmarks.suite  # BLAS threads other than the default 1
 
 Targets: rulebridge below autograd on every row; <= 3x primal on kron_sum,
 kron_view_sum, simple_mlp and gp_lml; <= 25x primal on the element-by-element loop rows.
@@ -38,11 +38,13 @@ if __name__ == "__main__":
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rulebridge as rb  # noqa: E402
-from rules_floor import RULES_ALONE, RulesFloor, available as rules_floor_available  # noqa: E402
-from timing import (add_clock_option, interleaved_medians, jax_available,  # noqa: E402
-                    now, rulebridge_sources, table, use_clock, write_json)
+
+from benchmarks.rules_floor import (RULES_ALONE, RulesFloor,  # noqa: E402
+                                    available as rules_floor_available)
+from benchmarks.timing import (add_clock_option, interleaved_medians,  # noqa: E402
+                               jax_available, now, rulebridge_sources, table, use_clock,
+                               write_json)
 
 
 # -- the programs, each written once against a NumPy-like namespace `xp` ----------------------

@@ -22,8 +22,9 @@ SMALL = {
 
 
 def run_main(name: str, kwargs: dict) -> subprocess.CompletedProcess:
-    code = (f"import sys; sys.path.insert(0, {str(EXAMPLES)!r}); import {name}; "
-            f"{name}.main(**{kwargs!r})")
+    # run_name other than "__main__": the file's definitions, not its full-size script block
+    path = str(EXAMPLES / f"{name}.py")
+    code = f"import runpy; runpy.run_path({path!r}, run_name={name!r})['main'](**{kwargs!r})"
     # warnings are errors: an example that overflows or divides by zero on its way is wrong
     return subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
                           text=True, env={**os.environ, "PYTHONHASHSEED": "0"}, timeout=300)

@@ -7,7 +7,6 @@ bound) is marked slow; the real figures are in benchmarks/linear.py.
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +14,7 @@ import pytest
 import rulebridge as rb
 from rulebridge.engine.sweep import backward
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from linear import X, chain, replace_all  # noqa: E402
+from benchmarks.linear import X, chain, replace_all
 
 
 def count_calls(run):

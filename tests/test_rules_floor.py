@@ -2,16 +2,12 @@
 once with accumulated cotangents, give autograd's own gradient. (Its timing is in
 benchmarks/suite.py and benchmarks/overhead.py, not here.)"""
 
-import sys
-from pathlib import Path
-
 import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from rules_floor import RulesFloor, available  # noqa: E402
+from benchmarks.rules_floor import RulesFloor, available
 
 pytestmark = pytest.mark.skipif(not available(), reason="the autograd adapter is not installed")
 

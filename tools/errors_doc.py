@@ -1,5 +1,5 @@
 """Write docs/errors.md: every error and warning class rulebridge raises, each with a message
-produced by running the code shown (`python tools/errors_doc.py`; `--check` fails when the
+produced by running the code shown (`python -m tools.errors_doc`; `--check` fails when the
 committed file is stale)."""
 
 from __future__ import annotations
@@ -15,12 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+import rulebridge as rb
+from rulebridge import errors
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import rulebridge as rb  # noqa: E402
-from rulebridge import errors  # noqa: E402
-
 OUTPUT = ROOT / "docs" / "errors.md"
 
 
@@ -204,7 +202,7 @@ def render() -> str:
         raise SystemExit(f"tools/errors_doc.py has no example for {', '.join(missing)}")
     lines = ["# Errors", "",
              "Every error and warning rulebridge raises, with a message produced by running the "
-             "code shown (regenerate with `python tools/errors_doc.py`). All of rulebridge's own "
+             "code shown (regenerate with `python -m tools.errors_doc`). All of rulebridge's own "
              "errors derive from `rulebridge.RulebridgeError`; a wrong gradient is never one of "
              "them: when rulebridge cannot be sure, it raises.", ""]
     for example in EXAMPLES:
@@ -226,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     text = render()
     if args.check:
         if OUTPUT.read_text() != text:
-            print("docs/errors.md is stale: run python tools/errors_doc.py")
+            print("docs/errors.md is stale: run python -m tools.errors_doc")
             return 1
         return 0
     OUTPUT.write_text(text)

@@ -1,7 +1,7 @@
 """The figures of the README's "Reliability" section, each measured by running it:
 
-    python tools/reliability.py                # everything (several minutes)
-    python tools/reliability.py --programs 200 # a shorter fuzz run
+    python -m tools.reliability                # everything (several minutes)
+    python -m tools.reliability --programs 200 # a shorter fuzz run
 
 Fuzzing reuses tests/fuzz (the same derandomized programs as the slow test), threads reuse
 tests/test_threads.py's programs, memory reuses tests/test_memory.py's measurement, and the
@@ -19,11 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
+import rulebridge as rb
 
-import rulebridge as rb  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def fuzzing(programs: int, checked: int) -> list[str]:
@@ -80,7 +78,7 @@ def memory(calls: int) -> list[str]:
 
 
 def error_types() -> list[str]:
-    import errors_doc
+    from tools import errors_doc
 
     classes = [c.__name__ for c in errors_doc.library_classes()]
     return [f"error and warning types documented with a generated example: "

@@ -1,0 +1,1 @@
+"""Maintenance tools, each run from the repository root as `python -m tools.NAME`."""
