@@ -45,7 +45,7 @@ NUMPY_FLOOR = "NumPy forward + cached jitted pullback, NumPy arrays in and out"
 
 def jitted_pullbacks():
     """The compiled pullbacks the adapter builds for sin and tanh of one array, called directly."""
-    return [JitPullbacks(f, f.__name__)._jit((LEAF,), (), (0,), False) for f in JAX_FUNCTIONS]
+    return [JitPullbacks(f, f.__name__)._jit((LEAF,), (), (0,), None) for f in JAX_FUNCTIONS]
 
 
 def reverse_chain(n: int, step):
