@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .api import grad, trace, value_and_grad, vjp
+from .api import check_grads, elementwise_grad, grad, jacobian, trace, value_and_grad, vjp
 from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning, assert_rule,
                        check_on_first_use, check_rule)
 from .checking import firstuse as _firstuse
@@ -14,9 +14,9 @@ from .checking.debug import debug
 from .checking.debug import enabled as debug_enabled
 from .engine.box import Traced
 from .engine.tape import Op, Tape
-from .errors import (AdapterError, AdapterWarning, Declined, ImportRuleError, MutationError,
-                     NestedDifferentiationError, NoRuleError, RulebridgeError, RuleContractError,
-                     TracingError)
+from .errors import (AdapterError, AdapterWarning, Declined, GradientCheckError, ImportRuleError,
+                     MutationError, NestedDifferentiationError, NoRuleError, RulebridgeError,
+                     RuleContractError, TracingError)
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
@@ -28,6 +28,7 @@ from .rules.signature import (Signature, SpecInfo, format_signature, format_spec
 from .rules.speed import measure_rules
 from .rules.triangles import (TriangleCall, hermitian_from_triangle, lower_triangle_cotangent,
                               one_triangle_call, reads_one_triangle, triangle_read)
+from .tree import flatten, register_container
 
 __version__ = "0.1.0"
 
@@ -125,6 +126,8 @@ REGISTRY.add_status_loader(_status.install)
 _firstuse.enable_from_environment()
 
 __all__ = [
+    "GradientCheckError", "check_grads", "elementwise_grad", "flatten", "jacobian",
+    "register_container",
     "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "CallForward", "CheckResult",
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
     "NestedDifferentiationError", "NoRuleError", "Op", "Rule", "RuleCheckError",

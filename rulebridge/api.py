@@ -1,181 +1,379 @@
-"""The public entry points: grad, value_and_grad, vjp, trace."""
+"""The public entry points: grad, value_and_grad, vjp, trace, elementwise_grad, jacobian and
+check_grads.
+
+Arguments and results may be containers (any nesting of tuple, list, dict and namedtuple, and
+types registered with `register_container`; see rulebridge/tree.py); gradients come back in the
+argument's structure. Containers are taken apart once per call (rulebridge/boundary.py), never
+per op.
+"""
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ParamSpec, Sequence
 
 import numpy as np
 
-from .checking.debug import CheckingRegistry, enabled as debug_enabled
-from .engine.box import Traced
+from .boundary import Ownership, Run, name_of
+from .checking.gradcheck import check_gradient
 from .engine.collector import collector_paused
-from .engine.sweep import backward
 from .engine.tape import Tape
-from .errors import NestedDifferentiationError
-from .rules.registry import REGISTRY
-from .rules.signature import is_differentiable
-from .writes import ROUTES
+from .tree import LEAF, tree_flatten
+
+P = ParamSpec("P")
 
 _ndarray = np.ndarray
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0, *, source: str | None = None) -> Callable:
-    """The gradient of scalar-valued `f` with respect to `args[argnums]` (a tuple of gradients
-    when `argnums` is a tuple), each with its argument's shape and dtype."""
-    value_and_grad_f = value_and_grad(f, argnums, source=source)
+def grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
+         source: str | None = None) -> Callable[P, Any]:
+    """The gradient of real scalar-valued `f` with respect to its argument `argnums`.
+
+    Parameters
+    ----------
+    f : callable
+        A function of NumPy code returning a real scalar (or an array of size 1, as autograd
+        allows); with `has_aux`, a pair `(scalar, aux)`.
+    argnums : int or sequence of int
+        Which positional argument(s) to differentiate. A container argument (tuple, list, dict,
+        namedtuple, registered type) is differentiated leaf by leaf: every leaf must be a float
+        or complex array or scalar (as in jax.grad; an int leaf is refused, naming its path).
+        None inside a container is an empty node and comes back as None.
+    has_aux : bool
+        `f` returns `(out, aux)`; the gradient function then returns `(gradient, aux)` with
+        aux's values (no gradient flows through aux), JAX's meaning.
+    source : str, optional
+        The adapter whose rules to use ("autograd", "jax"); None lets rulebridge choose.
+
+    Returns
+    -------
+    callable
+        Taking `f`'s arguments and returning the gradient: for an int `argnums`, one gradient
+        in the argument's structure, each leaf with its leaf's shape, dtype and type; for a
+        sequence, a tuple of those (a position named twice gives two distinct arrays). Every
+        returned array is new and writable, and shares memory with nothing the caller holds.
+    """
+    value_and_grad_f = value_and_grad(f, argnums, has_aux=has_aux, source=source)
 
     @functools.wraps(f)
-    def grad_f(*args, **kwargs):
-        return value_and_grad_f(*args, **kwargs)[1]
+    def grad_f(*args: P.args, **kwargs: P.kwargs) -> Any:
+        value, g = value_and_grad_f(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
 
     return grad_f
 
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, *,
-                   source: str | None = None) -> Callable:
-    """Like `grad`, returning `(f(*args), gradient)`."""
+def value_and_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
+                   has_aux: bool = False,
+                   source: str | None = None) -> Callable[P, tuple[Any, Any]]:
+    """Like `grad`, returning `(f(*args), gradient)`; with `has_aux`, `((out, aux), gradient)`.
+
+    Parameters
+    ----------
+    f, argnums, has_aux, source
+        As for `grad`.
+
+    Returns
+    -------
+    callable
+        Taking `f`'s arguments and returning the pair `(value, gradient)`.
+    """
 
     @functools.wraps(f)
-    def value_and_grad_f(*args, **kwargs):
+    def value_and_grad_f(*args: P.args, **kwargs: P.kwargs) -> tuple[Any, Any]:
         with collector_paused:
-            return _value_and_grad(f, argnums, source, args, kwargs)
+            return _value_and_grad(f, argnums, has_aux, source, args, kwargs)
 
     return value_and_grad_f
 
 
-def _value_and_grad(f, argnums, source, args, kwargs):
+def _value_and_grad(f, argnums, has_aux, source, args, kwargs):
     positions = _positions(f, argnums, len(args))
-    for i in positions:
-        _check_differentiable(f, i, args[i])
-    tape = new_tape(source)
-    boxed = list(args)
-    for i in positions:
-        boxed[i] = tape.new_input(args[i])
-    try:
-        result = f(*boxed, **kwargs)
-    finally:
-        tape.close()
-    if tape.effects is not None:
-        tape.effects.check_result(result)
-    value = _scalar_output(f, result, tape)
-    tape.shed_large_values()
-    seeds = {}
-    if type(result) is Traced:
-        seeds[result._var] = _one_like(value)
-    cts = backward(tape, seeds) if seeds else {}
-    grads = tuple(_as_argument(cts.get(var), args[i], args)
-                  for i, var in zip(positions, tape.inputs))
-    return value, (grads if isinstance(argnums, (tuple, list)) else grads[0])
+    run = Run(f, args, kwargs, positions, True, source)
+    aux = run.split_aux() if has_aux else None
+    structure, values, variables = run.outputs()
+    value = _scalar_output(f, structure, values)
+    run.tape.shed_large_values()
+    var = variables[0]
+    cts = run.sweep({var: _one_like(value)}) if var is not None else {}
+    owner = Ownership(args, value)
+    grads = tuple(run.gradient(i, cts, owner) for i in positions)
+    return ((value, aux) if has_aux else value,
+            grads if isinstance(argnums, (tuple, list)) else grads[0])
 
 
-def vjp(f: Callable, *args: Any, source: str | None = None):
-    """`(y, pullback)`: `y = f(*args)` and `pullback(ybar)` giving one cotangent per positional
-    argument (None for an argument that is not a float or complex array or scalar)."""
-    tape, boxed_args, result = _run_traced(f, args, source)
-    y = _unbox(result, tape)
-    tape.shed_large_values()
+def vjp(f: Callable[..., Any], *args: Any,
+        source: str | None = None) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """`(y, pullback)`: `y = f(*args)` and the vector-Jacobian product of `f` at `args`.
 
-    def pullback(ybar):
-        seeds: dict[int, Any] = {}
-        _seed(result, ybar, seeds, f)
-        with collector_paused:
-            cts = backward(tape, seeds) if seeds else {}
-        return tuple(_as_argument(cts.get(b._var), a, args + (ybar,)) if type(b) is Traced else None
-                     for a, b in zip(args, boxed_args))
+    Parameters
+    ----------
+    f : callable
+        A function of NumPy code; it may return an array, a scalar or a container of them.
+    *args
+        Its positional arguments, arrays, scalars or containers of them. Every float or complex
+        leaf is traced; other leaves are constants.
+    source : str, optional
+        The adapter whose rules to use; None lets rulebridge choose.
+
+    Returns
+    -------
+    y
+        `f(*args)`, containers rebuilt with plain values.
+    pullback : callable
+        `pullback(ybar)` with `ybar` laid out like `y` (None for an output, or a whole part of
+        a container, that gets no cotangent; a tuple and a list of the same length match)
+        returns a tuple with one cotangent per positional argument, in the argument's
+        structure (None for a leaf that is not a float or complex array or scalar). It can be
+        called any number of times.
+    """
+    run = Run(f, args, {}, range(len(args)), False, source)
+    structure, values, variables = run.outputs()
+    y = structure.unflatten(values)
+    run.tape.shed_large_values()
+
+    def pullback(ybar: Any) -> tuple[Any, ...]:
+        ybars = [ybar] if structure is LEAF else structure.flatten_up_to(ybar, "ybar")
+        seeds = _seeds(f, structure, values, variables, ybars)
+        cts = run.sweep(seeds)
+        owner = Ownership(args, ybar, y)
+        return tuple(run.gradient(i, cts, owner) for i in range(len(args)))
 
     return y, pullback
 
 
-def trace(f: Callable, *args: Any, source: str | None = None):
-    """`(y, tape)`: run `f` once, recording every op; `print(tape)`, `tape.replay(*new_args)`."""
-    tape, _, result = _run_traced(f, args, source)
-    y = _unbox(result, tape)
-    tape.outputs = _variables(result)
-    return y, tape
+def trace(f: Callable[..., Any], *args: Any, source: str | None = None) -> tuple[Any, Tape]:
+    """`(y, tape)`: run `f` once, recording every op; `print(tape)`, `tape.replay(*new_args)`
+    (one new value per traced input, in the order the inputs were traced).
+
+    Parameters
+    ----------
+    f : callable
+        A function of NumPy code.
+    *args
+        Its positional arguments (containers too: each float or complex leaf is traced).
+    source : str, optional
+        The adapter whose rules to use; None lets rulebridge choose.
+    """
+    run = Run(f, args, {}, range(len(args)), False, source)
+    structure, values, variables = run.outputs()
+    tape = run.tape
+    tape.outputs = (variables[0] if structure is LEAF else
+                    structure.unflatten([v if var is None else var
+                                         for v, var in zip(values, variables)]))
+    return structure.unflatten(values), tape
+
+
+def elementwise_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
+                     source: str | None = None) -> Callable[P, Any]:
+    """The gradient of `sum(f(*args))`, autograd's `elementwise_grad`: for `f` that acts
+    elementwise, each entry is the derivative of the matching entry of `f`'s output.
+
+    Parameters
+    ----------
+    f : callable
+        A function returning a real array (or a container of them, every leaf summed).
+    argnums, source
+        As for `grad`.
+
+    Returns
+    -------
+    callable
+        Taking `f`'s arguments and returning the gradient(s), as `grad` does.
+    """
+
+    @functools.wraps(f)
+    def elementwise_grad_f(*args: P.args, **kwargs: P.kwargs) -> Any:
+        with collector_paused:
+            run, positions, structure, values, variables = _real_run(
+                f, "elementwise_grad", argnums, source, args, kwargs)
+            ones = [np.ones_like(v) if _is_inexact(v) else None for v in values]
+            cts = run.sweep(_seeds(f, structure, values, variables, ones))
+            owner = Ownership(args)
+            grads = tuple(run.gradient(i, cts, owner) for i in positions)
+        return grads if isinstance(argnums, (tuple, list)) else grads[0]
+
+    return elementwise_grad_f
+
+
+def jacobian(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
+             source: str | None = None) -> Callable[P, Any]:
+    """The Jacobian of `f` in reverse mode (JAX's `jacrev`): one forward pass, then one sweep
+    per entry of the output.
+
+    Parameters
+    ----------
+    f : callable
+        A function returning a real array or scalar, or a container of them.
+    argnums, source
+        As for `grad` (the argument(s) may be containers).
+
+    Returns
+    -------
+    callable
+        Taking `f`'s arguments and returning, for each output leaf of shape `S`, the argument's
+        structure with each leaf of shape `S + leaf.shape` and the leaf's dtype (a tuple over
+        `argnums` when it is a sequence), laid out in the output's structure.
+    """
+
+    @functools.wraps(f)
+    def jacobian_f(*args: P.args, **kwargs: P.kwargs) -> Any:
+        with collector_paused:
+            run, positions, structure, values, variables = _real_run(
+                f, "jacobian", argnums, source, args, kwargs)
+            run.tape.shed_large_values()
+            blocks = [_jacobian_block(run, positions, k, values, variables)
+                      for k in range(len(values))]
+        rows = [b if isinstance(argnums, (tuple, list)) else b[0] for b in blocks]
+        return structure.unflatten(rows)
+
+    return jacobian_f
+
+
+def _jacobian_block(run: Run, positions, k: int, values: list, variables: list) -> tuple:
+    """The Jacobian of output leaf k with respect to each argument in `positions`."""
+    shape = np.shape(values[k])
+    leaves = {i: run.traced[i].leaves for i in positions}
+    out = {i: [np.zeros(shape + np.shape(leaf), np.result_type(leaf)) for leaf in leaves[i]]
+           for i in dict.fromkeys(positions)}
+    var = variables[k]
+    if var is not None:
+        seed = np.zeros(shape, np.result_type(values[k]))
+        for j in range(seed.size):
+            seed.flat[j] = 1
+            # A copy per row: the sweep may hand the seed back as a cotangent, and its next
+            # row must not change what this one returned.
+            cts = run.sweep({var: seed.copy() if type(values[k]) is _ndarray else seed[()]})
+            seed.flat[j] = 0
+            index = np.unravel_index(j, shape)
+            for i in out:
+                for block, v in zip(out[i], run.traced[i].variables):
+                    if cts.get(v) is not None:
+                        block[index] = cts[v]
+    blocks = []
+    for n, i in enumerate(positions):
+        mine = out[i] if i not in positions[:n] else [b.copy() for b in out[i]]  # argnums=(0, 0)
+        blocks.append(run.traced[i].structure.unflatten(mine))
+    return tuple(blocks)
+
+
+def check_grads(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] | None = None,
+                source: str | None = None, directions: int = 3, seed: int = 0,
+                rtol: float | None = None, atol: float | None = None) -> float:
+    """Check rulebridge's gradient of a whole function at these inputs against float64 central
+    differences of the function itself (a dot-product test, like `jax.test_util.check_grads`
+    and `scipy.optimize.check_grad`): for random tangents `xdot` over every differentiated
+    leaf and random cotangents `ybar` of the outputs, `Re<vjp(ybar), xdot>` must equal
+    `Re<ybar, J xdot>`.
+
+    Parameters
+    ----------
+    f : callable
+        A function of NumPy code returning arrays, scalars or containers of them. It is called
+        again on float64 copies of the inputs for the finite differences.
+    *args
+        The inputs to check at (containers too).
+    argnums : int or sequence of int, optional
+        The arguments to differentiate; default every argument with a float or complex leaf.
+    source : str, optional
+        The adapter whose rules to use; None lets rulebridge choose.
+    directions : int
+        How many random (tangent, cotangent) pairs to try.
+    seed : int
+        Seed of the random directions.
+    rtol, atol : float, optional
+        Tolerances; default by the lowest precision among the inputs (float64 1e-6 and 1e-8,
+        float32 2e-3 and 2e-5), as `check_rule` uses.
+
+    Returns
+    -------
+    float
+        The worst relative error found (below `rtol`).
+
+    Raises
+    ------
+    GradientCheckError
+        When the gradient disagrees with finite differences (its message gives the worst
+        relative error, the direction, and both numbers), or the finite differences cannot
+        decide at these inputs (a kink, a non-finite value).
+    """
+    if argnums is None:
+        positions = tuple(i for i, a in enumerate(args)
+                          if any(_is_inexact(leaf) for leaf in tree_flatten(a)[0]))
+    else:
+        positions = tuple(dict.fromkeys(_positions(f, argnums, len(args))))
+
+    def pullback_at(xs: tuple) -> tuple[Any, Callable[[Any], tuple]]:
+        y, pull = vjp(lambda *diff: f(*_with(xs, positions, diff)),
+                      *[xs[i] for i in positions], source=source)
+        return y, pull
+
+    return check_gradient(name_of(f), f, args, positions, pullback_at, directions=directions,
+                          seed=seed, rtol=rtol, atol=atol)
 
 
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def new_tape(source: str | None = None) -> Tape:
-    """A tape that records writes, looking rules up in the process's registry (through debug
-    mode's checks when it is on: read once per tape, so the per-op path is the same either
-    way)."""
-    registry = CheckingRegistry(REGISTRY) if debug_enabled() else REGISTRY
-    return Tape(source, registry, ROUTES)
+def _with(args: tuple, positions, values) -> tuple:
+    out = list(args)
+    for i, v in zip(positions, values):
+        out[i] = v
+    return tuple(out)
 
 
-def _run_traced(f, args, source):
-    tape = new_tape(source)
-    boxed = tuple(tape.new_input(a) if _boxable(a) else a for a in args)
-    for a in args:
-        if type(a) is Traced:
-            raise _nested(f)
-    try:
-        with collector_paused:
-            result = f(*boxed)
-    finally:
-        tape.close()
-    if tape.effects is not None:
-        tape.effects.check_result(result)
-    return tape, boxed, result
+def _is_inexact(x: Any) -> bool:
+    dtype = getattr(x, "dtype", None)
+    return (dtype.kind in "fc") if dtype is not None else type(x) in (float, complex)
 
 
 def _positions(f, argnums, n_args) -> tuple[int, ...]:
     positions = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
     for i in positions:
         if not isinstance(i, int) or not -n_args <= i < n_args:
-            raise TypeError(f"argnums={argnums!r} for {_name(f)} called with {n_args} positional "
-                            f"argument(s)")
+            raise TypeError(f"argnums={argnums!r} for {name_of(f)} called with {n_args} "
+                            f"positional argument(s)")
     return tuple(i % n_args for i in positions)
 
 
-def _boxable(x) -> bool:
-    """A differentiable value of a type the rules are keyed by: an exact ndarray (not
-    np.matrix or a masked array, whose semantics NumPy's functions do not follow, nor another
-    library's array), a NumPy scalar or a Python float or complex."""
-    return (type(x) is _ndarray or isinstance(x, (np.generic, float, complex))) \
-        and is_differentiable(x)
-
-
-def _check_differentiable(f, i, x) -> None:
-    if type(x) is Traced:
-        raise _nested(f)
-    if _boxable(x):
-        return
-    if isinstance(x, _ndarray):
-        what = (f"an {type(x).__name__}" if type(x) is not _ndarray
-                else f"an array of dtype {x.dtype}")
-        fix = ("np.asarray(x) for an np.matrix, x.filled() for a masked array"
-               if type(x) is not _ndarray else "x.astype(np.float64)")
-    else:
-        what, fix = f"a {type(x).__name__}", "np.asarray(x, dtype=np.float64) or a float"
-    raise TypeError(f"cannot differentiate {_name(f)} with respect to argument {i}: it is {what}. "
-                    f"Gradients are defined for float and complex ndarrays and scalars; pass "
-                    f"{fix}, or leave this argument out of argnums.")
-
-
-def _scalar_output(f, result, tape):
-    value = _unbox(result, tape)
+def _scalar_output(f, structure, values):
+    value = values[0] if structure is LEAF else structure.unflatten(values)
     # Attribute reads, not np.shape / np.iscomplexobj: NumPy's dispatch on a NumPy scalar costs
     # more than a small program's whole sweep.
     if isinstance(value, (_ndarray, np.generic)):
-        shape, is_complex = value.shape, value.dtype.kind == "c"
+        size, is_complex = value.size, value.dtype.kind == "c"
     elif isinstance(value, (float, int, complex)):
-        shape, is_complex = (), type(value) is complex
+        size, is_complex = 1, type(value) is complex
     else:
-        shape, is_complex = None, False
-    if shape != ():
-        kind = (f"an array of shape {shape}" if shape is not None else f"a {type(value).__name__}")
-        raise TypeError(f"grad requires {_name(f)} to return a scalar (shape ()), but it returned "
-                        f"{kind}. Reduce it (np.sum, a loss) or use rulebridge.vjp for "
-                        "non-scalar outputs.")
+        size, is_complex = None, False
+    if size != 1:
+        kind = (f"an array of shape {value.shape}" if size is not None
+                else f"a {type(value).__name__}")
+        raise TypeError(f"grad requires {name_of(f)} to return a scalar (or an array of size "
+                        f"1), but it returned {kind}. Reduce it (np.sum, a loss), use "
+                        "has_aux=True to return more, or use rulebridge.vjp or "
+                        "rulebridge.jacobian for non-scalar outputs.")
     if is_complex:
-        raise TypeError(f"grad requires {_name(f)} to return a real scalar, but it returned a "
+        raise TypeError(f"grad requires {name_of(f)} to return a real scalar, but it returned a "
                         f"complex {np.result_type(value)}; differentiate its real part, abs or "
                         "abs**2, or use rulebridge.vjp.")
     return value
+
+
+def _real_run(f, what: str, argnums, source, args, kwargs) -> tuple:
+    """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real."""
+    positions = _positions(f, argnums, len(args))
+    run = Run(f, args, kwargs, positions, True, source)
+    structure, values, variables = run.outputs()
+    paths = None
+    for k, v in enumerate(values):
+        if _is_inexact(v) and np.result_type(v).kind == "c":
+            paths = paths or structure.paths("output")
+            raise TypeError(f"{what} of {name_of(f)}: {paths[k]} is complex "
+                            f"({np.result_type(v)}); {what} is defined here for real outputs. "
+                            "Take its real and imaginary parts as two outputs, or use "
+                            "rulebridge.vjp.")
+    return run, positions, structure, values, variables
 
 
 def _one_like(value):
@@ -186,69 +384,21 @@ def _one_like(value):
     return np.float64(1.0)  # a Python float or int (a complex result was refused above)
 
 
-def _unbox(result, tape):
-    if type(result) is Traced:
-        if result._tape is not tape:
-            raise _nested(None)
-        return tape.protected.unprotected(result._value)  # f returned its argument: the caller's array
-    if isinstance(result, (tuple, list)):
-        items = [_unbox(r, tape) for r in result]
-        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
-    return result
-
-
-def _variables(result):
-    """The result with each box replaced by its variable (what `Tape.replay` returns)."""
-    if type(result) is Traced:
-        return result._var
-    if isinstance(result, (tuple, list)):
-        items = [_variables(r) for r in result]
-        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
-    return result
-
-
-def _seed(result, ybar, seeds, f):
-    if type(result) is Traced:
-        expected = result._value
-        if np.shape(ybar) != np.shape(expected):
-            raise ValueError(f"the cotangent given to the pullback of {_name(f)} has shape "
-                             f"{np.shape(ybar)}, but the output has shape {np.shape(expected)}")
-        ybar = np.asarray(ybar, dtype=np.result_type(expected))
-        if isinstance(expected, (np.generic, float, complex)):
-            ybar = ybar[()]
-        seeds[result._var] = ybar
-    elif isinstance(result, (tuple, list)):
-        if not isinstance(ybar, (tuple, list)) or len(ybar) != len(result):
-            raise ValueError(f"{_name(f)} returned {len(result)} outputs; give the pullback a "
-                             f"tuple of {len(result)} cotangents (None for an unused output)")
-        for r, g in zip(result, ybar):
-            if g is not None:
-                _seed(r, g, seeds, f)
-
-
-def _as_argument(ct, arg, callers_arrays=()):
-    """The cotangent in the argument's own type: array, NumPy scalar or Python scalar. An array
-    is the caller's to keep and modify: never a read-only view (a JAX array, a broadcast) nor an
-    alias of an array the caller passed in."""
-    if ct is None:
-        ct = np.zeros_like(arg)
-    if isinstance(arg, _ndarray):
-        ct = ct if type(ct) is _ndarray else np.asarray(ct)
-        if not ct.flags.writeable or any(np.may_share_memory(ct, a) for a in callers_arrays
-                                         if type(a) is _ndarray):
-            ct = ct.copy()
-        return ct
-    if isinstance(arg, np.generic):
-        return arg.dtype.type(ct)
-    return type(arg)(ct[()] if isinstance(ct, _ndarray) else ct)
-
-
-def _name(f) -> str:
-    return getattr(f, "__qualname__", None) or repr(f)
-
-
-def _nested(f) -> NestedDifferentiationError:
-    return NestedDifferentiationError(
-        f"{_name(f) if f else 'a function'} was differentiated with traced arguments: nested "
-        "differentiation (grad of a function that calls grad or vjp) is not supported by "
-        "rulebridge. Differentiate once, or compute the inner derivative in closed form.")
+def _seeds(f, structure, values, variables, ybars: list) -> dict[int, Any]:
+    """The sweep's seeds from the cotangents of the output's leaves (None: no cotangent)."""
+    paths = None
+    seeds: dict[int, Any] = {}
+    for k, (var, value, g) in enumerate(zip(variables, values, ybars)):
+        if var is None or g is None:
+            continue
+        if np.shape(g) != np.shape(value):
+            paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
+            raise ValueError(f"the cotangent {paths[k]} given to the pullback of {name_of(f)} "
+                             f"has shape {np.shape(g)}, but that output has shape "
+                             f"{np.shape(value)}")
+        g = np.asarray(g, dtype=np.result_type(value))
+        if isinstance(value, (np.generic, float, complex)):
+            g = g[()]
+        # One box returned twice (`return y, y`) is one variable: its cotangents add up.
+        seeds[var] = g if var not in seeds else seeds[var] + g
+    return seeds

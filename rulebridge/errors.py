@@ -41,3 +41,13 @@ class ImportRuleError(RulebridgeError, ValueError):
 
 class AdapterWarning(UserWarning):
     """An adapter misbehaved and was skipped while other adapters were asked for a rule."""
+
+
+class GradientCheckError(RulebridgeError, AssertionError):
+    """`check_grads` found a gradient that disagrees with finite differences of the function,
+    or finite differences could not decide. `.max_rel_error` is the worst relative error seen
+    (None when undecided), `.tolerance` the bound it was held to."""
+
+    def __init__(self, message: str, max_rel_error: float | None, tolerance: float) -> None:
+        super().__init__(message)
+        self.max_rel_error, self.tolerance = max_rel_error, tolerance

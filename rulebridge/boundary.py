@@ -1,0 +1,240 @@
+"""Values crossing the public API, once per call and never per op: containers of arguments in
+(boxed leaf by leaf), results and cotangents out (unboxed, in the caller's structure), and the
+caller's ownership of every array that comes back.
+
+`Run` is one traced call of the user's function: which leaves of which arguments are traced
+(their tape variables, read when they were boxed: a write rebinds a box to a new variable, and
+the gradient belongs to the variable the argument had on entry), the outputs' variables (read
+when the function returned), and the sweep from seeds to the arguments' cotangents.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from .engine.collector import collector_paused
+from .errors import NestedDifferentiationError
+from .engine.sweep import backward
+from .engine.tape import Tape
+from .engine.box import Traced
+from .tree import LEAF, Structure, tree_flatten
+
+_ndarray = np.ndarray
+
+
+def name_of(f: Any) -> str:
+    return getattr(f, "__qualname__", None) or repr(f)
+
+
+def nested(f: Any) -> NestedDifferentiationError:
+    return NestedDifferentiationError(
+        f"{name_of(f) if f else 'a function'} was differentiated with traced arguments: nested "
+        "differentiation (grad of a function that calls grad or vjp) is not supported by "
+        "rulebridge. Differentiate once, or compute the inner derivative in closed form.")
+
+
+def is_differentiable(x: Any) -> bool:
+    if type(x) is _ndarray or isinstance(x, np.generic):
+        return x.dtype.kind in "fc"
+    return type(x) is float or type(x) is complex
+
+
+class Argument:
+    """One positional argument as traced: its structure, its leaves, and each leaf's tape
+    variable (None for a leaf passed through as a constant)."""
+
+    __slots__ = ("structure", "leaves", "variables")
+
+    def __init__(self, structure: Structure, leaves: list, variables: list) -> None:
+        self.structure, self.leaves, self.variables = structure, leaves, variables
+
+
+class Run:
+    """One call of `f` on boxes of a new tape: `Run(f, args, kwargs, positions, strict, source)`
+    boxes every float/complex leaf of `args[i]` for i in `positions` (with `strict`, any other
+    leaf there is refused with its path, as grad refuses it), calls `f`, and keeps the result."""
+
+    def __init__(self, f: Callable, args: tuple, kwargs: dict, positions, strict: bool,
+                 source: str | None) -> None:
+        self.f, self.args = f, args
+        tape = self.tape = Tape(source)
+        boxed = list(args)
+        self.traced: dict[int, Argument] = {}
+        for i in positions:
+            if i not in self.traced:
+                boxed[i], self.traced[i] = _box_argument(f, i, args[i], tape, strict)
+        for i, a in enumerate(args):
+            if type(a) is Traced or i not in self.traced and _holds_box(a):
+                raise nested(f)
+        try:
+            with collector_paused:
+                self.result = f(*boxed, **kwargs)
+        finally:
+            tape.close()
+
+    def split_aux(self) -> Any:
+        """For has_aux=True: `f` returned `(output, aux)`; keep the output, return aux's
+        values (no gradient flows through aux, as in JAX)."""
+        result = self.result
+        if type(result) not in (tuple, list) or len(result) != 2:
+            raise TypeError(f"has_aux=True: {name_of(self.f)} must return a pair (output, aux), "
+                            f"but it returned {_describe(result)}. Return `out, aux`, or drop "
+                            "has_aux.")
+        self.result, aux = result
+        return self.unbox(aux)
+
+    def outputs(self) -> tuple[Structure, list, list]:
+        """`(structure, values, variables)` of the result: each leaf's value, and its tape
+        variable as it stands now (None for a leaf that is not traced)."""
+        leaves, structure = tree_flatten(self.result)
+        if self.tape.mutation is not None:
+            self.tape.mutation.check_result(leaves)  # a stale box would seed a wrong variable
+        values, variables = self.tape._unbox_sequence(self.f, leaves)
+        return structure, values, list(variables)
+
+    def unbox(self, tree: Any) -> Any:
+        leaves, structure = tree_flatten(tree)
+        if not any(type(leaf) is Traced for leaf in leaves):
+            return tree
+        for leaf in leaves:
+            if type(leaf) is Traced and leaf._tape is not self.tape:
+                raise nested(None)
+        return structure.unflatten([leaf._value if type(leaf) is Traced else leaf
+                                    for leaf in leaves])
+
+    def sweep(self, seeds: dict[int, Any]) -> dict[int, Any]:
+        """The cotangents of the tape's inputs for these output seeds; may run again."""
+        if not seeds:
+            return {}
+        with collector_paused:
+            return backward(self.tape, seeds)
+
+    def gradient(self, i: int, cts: dict[int, Any], owner: Ownership,
+                 constants: Any = None) -> Any:
+        """Argument i's cotangent in its own structure: each traced leaf's in its shape and
+        dtype (zeros where nothing flowed), `constants` in place of the other leaves."""
+        arg = self.traced[i]
+        if arg.structure is LEAF:  # the usual argument: one array or scalar
+            var = arg.variables[0]
+            return constants if var is None else owner.give(as_argument(cts.get(var), arg.leaves[0]))
+        return arg.structure.unflatten([
+            constants if var is None else owner.give(as_argument(cts.get(var), leaf))
+            for leaf, var in zip(arg.leaves, arg.variables)])
+
+
+def _box_argument(f, i: int, x: Any, tape: Tape, strict: bool) -> tuple[Any, Argument]:
+    if type(x) is _ndarray or type(x) is float:  # the usual argument, without a tree
+        if is_differentiable(x):
+            return tape.new_input(x), Argument(LEAF, [x], [tape.inputs[-1]])
+    leaves, structure = tree_flatten(x)
+    variables: list = []
+    boxed = []
+    for k, leaf in enumerate(leaves):
+        if type(leaf) is Traced:
+            raise nested(f)
+        if is_differentiable(leaf):
+            boxed.append(tape.new_input(leaf))
+            variables.append(tape.inputs[-1])
+        elif strict:
+            raise _not_differentiable(f, i, x, structure, k, leaf)
+        else:
+            boxed.append(leaf)
+            variables.append(None)
+    return structure.unflatten(boxed), Argument(structure, leaves, variables)
+
+
+def _holds_box(x: Any) -> bool:
+    if type(x) is _ndarray or type(x) is float:
+        return False
+    return any(type(leaf) is Traced for leaf in tree_flatten(x)[0])
+
+
+def _not_differentiable(f, i: int, x: Any, structure: Structure, k: int, leaf: Any) -> TypeError:
+    where = f"argument {i}" if structure is LEAF else \
+        f"the leaf {structure.paths(_parameter_name(f, i))[k]} of argument {i}"
+    if isinstance(leaf, _ndarray):
+        what = (f"an {type(leaf).__name__}" if type(leaf) is not _ndarray
+                else f"an array of dtype {leaf.dtype}")
+        fix = ("np.asarray(x) for an np.matrix, x.filled() for a masked array"
+               if type(leaf) is not _ndarray else "x.astype(np.float64)")
+    else:
+        what, fix = _describe(leaf), "np.asarray(x, dtype=np.float64) or a float"
+    keep_out = ("leave this argument out of argnums" if structure is LEAF else
+                "move it out of the differentiated container (a separate argument that is not "
+                "in argnums, or a closure), as jax.grad requires too")
+    return TypeError(f"cannot differentiate {name_of(f)} with respect to {where}: it is {what}. "
+                     f"Gradients are defined for float and complex ndarrays and scalars; pass "
+                     f"{fix}, or {keep_out}.")
+
+
+def _parameter_name(f, i: int) -> str:
+    try:
+        names = [p.name for p in inspect.signature(f).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return names[i] if i < len(names) else f"args[{i}]"
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, (tuple, list, dict)):
+        return f"a {type(x).__name__} of {len(x)} item(s)"
+    name = type(x).__name__
+    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+
+
+# -- what goes back to the caller -------------------------------------------------------------
+
+
+def as_argument(ct: Any, arg: Any) -> Any:
+    """The cotangent in the argument's own type: array, NumPy scalar or Python scalar (zeros
+    for None). An array here may still be a read-only view or alias: `Ownership.give` it."""
+    if ct is None:
+        ct = np.zeros_like(arg)
+    if isinstance(arg, _ndarray):
+        return ct if type(ct) is _ndarray else np.asarray(ct)
+    if isinstance(arg, np.generic):
+        return arg.dtype.type(ct)
+    return type(arg)(ct[()] if isinstance(ct, _ndarray) else ct)
+
+
+class Ownership:
+    """Every array returned to the caller is the caller's own: writable, and sharing memory
+    with nothing the caller holds (its arguments, its cotangents, a value returned to it) nor
+    with another returned array. Arrays are told apart by the object that owns their memory,
+    found by following `.base`; two arrays with the same owner count as sharing (a copy too
+    many at worst), so no pairwise np.may_share_memory is needed."""
+
+    __slots__ = ("_owners",)
+
+    def __init__(self, *held: Any) -> None:
+        self._owners: dict[int, Any] = {}
+        for tree in held:
+            self.hold(tree)
+
+    def hold(self, tree: Any) -> None:
+        leaves = [tree] if type(tree) is _ndarray else tree_flatten(tree)[0]
+        for leaf in leaves:
+            if isinstance(leaf, _ndarray):
+                owner = _memory_owner(leaf)
+                self._owners[id(owner)] = owner
+
+    def give(self, ct: Any) -> Any:
+        if type(ct) is not _ndarray:
+            return ct
+        owner = _memory_owner(ct)
+        if not ct.flags.writeable or id(owner) in self._owners:
+            ct = ct.copy()
+            owner = ct
+        self._owners[id(owner)] = owner
+        return ct
+
+
+def _memory_owner(a: _ndarray) -> Any:
+    base = a.base
+    while isinstance(base, _ndarray):
+        a, base = base, base.base
+    return a if base is None else base

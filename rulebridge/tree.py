@@ -1,0 +1,332 @@
+"""Containers of arrays: flatten any nesting of tuple, list, dict and namedtuple (and types
+registered with `register_container`) to its leaves and back, as `jax.tree_util` does.
+
+The conventions are JAX's: a dict's children are its values in sorted key order (insertion
+order when the keys cannot be sorted, and always for an OrderedDict); a namedtuple is a node
+whose children are its fields; None is a node with no children, so it comes back as None;
+anything else (an array, a scalar, a string, a list subclass) is a leaf. `flatten` and its
+`unflatten` are `autograd.misc.flatten`'s: one float64 vector for `scipy.optimize`.
+
+This module is the bottom layer beside errors.py: it knows nothing of the engine.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+T = TypeVar("T")
+
+
+class _Node(NamedTuple):
+    """How one container type comes apart: `split(x) -> (children, aux)`,
+    `build(aux, children) -> x`, `key(aux, i)` (the path entry of child i), and its `kind`,
+    which says what a cotangent laid out like it may be ("sequence": any tuple or list of the
+    same length; "mapping": any dict with the same keys, `keys(aux)`; else the same type)."""
+
+    split: Callable[[Any], tuple[Iterable[Any], Any]]
+    build: Callable[[Any, list], Any]
+    key: Callable[[Any, int], str]
+    kind: str = "other"
+    keys: Callable[[Any], tuple] = tuple
+
+
+def _sorted_keys(d: dict) -> tuple:
+    try:
+        return tuple(sorted(d))
+    except TypeError:  # keys of mixed types: insertion order, kept in the structure
+        return tuple(d)
+
+
+def _split_dict(d: dict) -> tuple[list, tuple]:
+    keys = _sorted_keys(d)
+    return [d[k] for k in keys], keys
+
+
+def _split_defaultdict(d: defaultdict) -> tuple[list, tuple]:
+    keys = _sorted_keys(d)
+    return [d[k] for k in keys], (d.default_factory, keys)
+
+
+def _index_key(aux: Any, i: int) -> str:
+    return f"[{i}]"
+
+
+def _key_of(keys: tuple, i: int) -> str:
+    return f"[{keys[i]!r}]"
+
+
+_NODES: dict[type, _Node] = {
+    tuple: _Node(lambda t: (t, None), lambda aux, c: tuple(c), _index_key, "sequence"),
+    list: _Node(lambda t: (t, None), lambda aux, c: list(c), _index_key, "sequence"),
+    dict: _Node(_split_dict, lambda keys, c: dict(zip(keys, c)), _key_of, "mapping"),
+    OrderedDict: _Node(lambda d: (list(d.values()), tuple(d)),
+                       lambda keys, c: OrderedDict(zip(keys, c)), _key_of, "mapping"),
+    defaultdict: _Node(_split_defaultdict, lambda aux, c: defaultdict(aux[0], zip(aux[1], c)),
+                       lambda aux, i: _key_of(aux[1], i), "mapping", lambda aux: aux[1]),
+    type(None): _Node(lambda _: ((), None), lambda aux, c: None, _index_key, "none"),
+}
+_NAMEDTUPLE = _Node(lambda t: (t, type(t)), lambda cls, c: cls(*c),
+                    lambda cls, i: f".{cls._fields[i]}", "sequence")
+
+
+def register_container(cls: type[T], flatten: Callable[[T], tuple[Iterable[Any], Any]],
+                       unflatten: Callable[[Any, Iterable[Any]], T]) -> None:
+    """Make `cls` a container whose children rulebridge differentiates through, as
+    `jax.tree_util.register_pytree_node` does.
+
+    Parameters
+    ----------
+    cls : type
+        The container type (exact type: subclasses are registered separately).
+    flatten : callable
+        `flatten(obj) -> (children, aux)`: the children (arrays, scalars or containers) in a
+        fixed order, and any static data needed to rebuild `obj` (hashable or not).
+    unflatten : callable
+        `unflatten(aux, children) -> obj`: a new `cls` from `aux` and children in the same
+        order. It must accept any values as children (gradients, traced values).
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"register_container takes a type first, got {cls!r}")
+    if cls in _NODES and cls not in _REGISTERED:
+        raise ValueError(f"register_container: {cls.__name__} is a built-in container and "
+                         "cannot be redefined")
+    _REGISTERED.add(cls)
+    _NODES[cls] = _Node(lambda x: flatten(x), lambda aux, c: unflatten(aux, c), _index_key)
+
+
+_REGISTERED: set[type] = set()
+
+
+def _node_of(x: Any) -> _Node | None:
+    node = _NODES.get(type(x))
+    if node is None and isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return _NAMEDTUPLE
+    return node
+
+
+class Structure:
+    """The shape of a container without its leaves (JAX's PyTreeDef): `LEAF`, or a node
+    with its type's rebuild data and the structures of its children."""
+
+    __slots__ = ("node", "aux", "children", "n_leaves")
+
+    def __init__(self, node: _Node | None, aux: Any, children: tuple[Structure, ...]) -> None:
+        self.node, self.aux, self.children = node, aux, children
+        self.n_leaves = 1 if node is None else sum(c.n_leaves for c in children)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.node is None
+
+    def type_name(self) -> str:
+        """The container's type name ("leaf" for a leaf)."""
+        if self.node is None:
+            return "leaf"
+        if self.node is _NAMEDTUPLE:
+            return self.aux.__name__
+        return next((t.__name__ for t, n in _NODES.items() if n is self.node), "container")
+
+    def unflatten(self, leaves: Iterable[Any]) -> Any:
+        """The container of this structure with `leaves` in flattening order."""
+        items = iter(leaves)
+        tree = self._build(items)
+        if next(items, _END) is not _END:
+            raise ValueError(f"unflatten: more leaves than the {self.n_leaves} this structure has")
+        return tree
+
+    def _build(self, items: Iterator[Any]) -> Any:
+        if self.node is None:
+            leaf = next(items, _END)
+            if leaf is _END:
+                raise ValueError("unflatten: fewer leaves than the structure has")
+            return leaf
+        return self.node.build(self.aux, [c._build(items) for c in self.children])
+
+    def paths(self, root: str = "") -> list[str]:
+        """Each leaf's path in flattening order, as Python would index it: `params['W'][0]`."""
+        if self.node is None:
+            return [root]
+        out: list[str] = []
+        for i, child in enumerate(self.children):
+            out.extend(child.paths(root + self.node.key(self.aux, i)))
+        return out
+
+    def flatten_up_to(self, tree: Any, root: str = "") -> list:
+        """The leaves of `tree` where this structure has leaves (a cotangent laid out like an
+        output): None in place of a whole subtree stands for None at each of its leaves;
+        tuples, lists and namedtuples match each other by length, mappings by keys."""
+        out: list = []
+        self._match(tree, root, out)
+        return out
+
+    def _match(self, tree: Any, path: str, out: list) -> None:
+        if self.node is None:
+            out.append(tree)
+            return
+        if tree is None:
+            out.extend([None] * self.n_leaves)
+            return
+        node = self.node
+        if node.kind == "sequence":
+            ok = isinstance(tree, (tuple, list)) and len(tree) == len(self.children)
+            items = list(tree) if ok else []
+            wanted = f"a tuple or list of {len(self.children)}"
+        elif node.kind == "mapping":
+            keys = node.keys(self.aux)
+            ok = isinstance(tree, dict) and set(tree) == set(keys)
+            items = [tree[k] for k in keys] if ok else []
+            wanted = f"a dict with the keys {', '.join(map(repr, keys))}"
+        else:  # None, or a registered type: the same type, with as many children
+            ok = _node_of(tree) is node
+            items = list(node.split(tree)[0]) if ok else []
+            ok = ok and len(items) == len(self.children)
+            wanted = "None" if node.kind == "none" else f"a {self.type_name()} like the output"
+        if not ok:
+            raise ValueError(f"{path or 'the value'} should be {wanted} (as the output it is the "
+                             f"cotangent of), but it is {_describe(tree)}")
+        for i, (child, item) in enumerate(zip(self.children, items)):
+            child._match(item, path + node.key(self.aux, i), out)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Structure):
+            return NotImplemented
+        return (self.node is other.node and _same_aux(self.aux, other.aux)
+                and self.children == other.children)
+
+    def __hash__(self) -> int:
+        return hash((id(self.node), len(self.children), self.n_leaves))
+
+    def __repr__(self) -> str:
+        return f"Structure({self.unflatten(['*'] * self.n_leaves)!r})"
+
+
+_END = object()
+LEAF = Structure(None, None, ())
+
+
+def _same_aux(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # an aux whose == is elementwise or raises: identity only
+        return a is b
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, (tuple, list, dict)):
+        return f"a {type(x).__name__} of {len(x)}"
+    shape = getattr(x, "shape", None)
+    return f"a {type(x).__name__}" + (f" of shape {shape}" if shape is not None else "")
+
+
+def tree_flatten(tree: Any) -> tuple[list, Structure]:
+    """`(leaves, structure)`: the leaves of `tree` in JAX's order and how to put them back."""
+    leaves: list = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(x: Any, leaves: list) -> Structure:
+    node = _node_of(x)
+    if node is None:
+        leaves.append(x)
+        return LEAF
+    children, aux = node.split(x)
+    return Structure(node, aux, tuple(_flatten(c, leaves) for c in children))
+
+
+def tree_structure(tree: Any) -> Structure:
+    return tree_flatten(tree)[1]
+
+
+def tree_leaves(tree: Any) -> list:
+    return tree_flatten(tree)[0]
+
+
+def tree_map(f: Callable[[Any], Any], tree: Any) -> Any:
+    """`tree` with each leaf replaced by `f(leaf)`."""
+    leaves, structure = tree_flatten(tree)
+    return structure.unflatten([f(leaf) for leaf in leaves])
+
+
+def is_container(x: Any) -> bool:
+    """True for a value `tree_flatten` takes apart (tuple, list, dict, namedtuple, None, a
+    registered type), False for a leaf."""
+    return _node_of(x) is not None
+
+
+# -- one vector for scipy.optimize ------------------------------------------------------------
+
+
+def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
+    """`(vector, unflatten)`: every leaf of `tree` raveled into one 1-D float64 vector (complex128
+    when a leaf is complex), and the inverse, as `autograd.misc.flatten` does, for
+    `scipy.optimize` and anything else that wants one vector.
+
+    Parameters
+    ----------
+    tree : container of arrays and scalars
+        Any nesting of tuple, list, dict, namedtuple and registered containers whose leaves are
+        float or complex arrays or scalars.
+
+    Returns
+    -------
+    vector : ndarray
+        A new float64 (or complex128) 1-D array; it shares no memory with `tree`.
+    unflatten : callable
+        `unflatten(v)` gives `tree`'s structure back with each leaf's shape and dtype: a float32
+        leaf is cast back to float32, a Python float comes back as a float, a NumPy scalar as
+        that scalar type, a 0-d array as a 0-d array. Each leaf is a new array. `v` may be a
+        traced value (differentiate `lambda v: loss(unflatten(v))`, autograd's pattern).
+
+    Raises
+    ------
+    TypeError
+        For a leaf that is not a float or complex array or scalar (an int, a bool, a string):
+        casting it back from float64 would change it. The message names the leaf's path.
+    """
+    leaves, structure = tree_flatten(tree)
+    paths = None
+    metas = []
+    for i, leaf in enumerate(leaves):
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is None and type(leaf) in (float, complex):
+            dtype = np.dtype(type(leaf))
+        if dtype is None or dtype.kind not in "fc":
+            paths = paths or structure.paths("tree")
+            raise TypeError(f"rulebridge.flatten: the leaf {paths[i]} is {_describe(leaf)}"
+                            f"{'' if dtype is None else f' of dtype {dtype}'}; only float and "
+                            "complex arrays and scalars go into the vector (their values would "
+                            "not survive a round trip through float64). Keep it out of the "
+                            "container you flatten, or convert it with .astype(np.float64).")
+        metas.append((type(leaf), dtype, np.shape(leaf)))
+    sizes = [int(np.prod(shape)) for _, _, shape in metas]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+    complex_ = any(dtype.kind == "c" for _, dtype, _ in metas)
+    wide = np.complex128 if complex_ else np.float64
+    vector = np.zeros(offsets[-1], wide)
+    for leaf, start, stop in zip(leaves, offsets, offsets[1:]):
+        vector[start:stop] = np.ravel(leaf)
+
+    def unflatten(v: Any) -> Any:
+        shape = getattr(v, "shape", None)
+        if shape != (offsets[-1],):
+            raise ValueError(f"unflatten takes a 1-D vector of {offsets[-1]} entries (what "
+                             f"rulebridge.flatten made), got {_describe(v)}")
+        traced = not isinstance(v, np.ndarray)
+        out = []
+        for (kind, dtype, leaf_shape), start, stop in zip(metas, offsets, offsets[1:]):
+            piece = v[start:stop].reshape(leaf_shape)
+            if traced:
+                out.append(piece if piece.dtype == dtype else piece.astype(dtype))
+            elif kind is np.ndarray:
+                out.append(piece.astype(dtype, copy=True))
+            elif kind in (float, complex):
+                out.append(kind(piece[()]))
+            else:
+                out.append(dtype.type(piece[()]))
+        return structure.unflatten(out)
+
+    return vector, unflatten
