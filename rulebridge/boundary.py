@@ -15,12 +15,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .engine.box import Traced
 from .engine.collector import collector_paused
-from .errors import NestedDifferentiationError
 from .engine.sweep import backward
 from .engine.tape import Tape
-from .engine.box import Traced
-from .tree import LEAF, Structure, tree_flatten
+from .errors import NestedDifferentiationError
+from .tree import LEAF, Structure, describe, tree_flatten
 
 _ndarray = np.ndarray
 
@@ -81,7 +81,7 @@ class Run:
         result = self.result
         if type(result) not in (tuple, list) or len(result) != 2:
             raise TypeError(f"has_aux=True: {name_of(self.f)} must return a pair (output, aux), "
-                            f"but it returned {_describe(result)}. Return `out, aux`, or drop "
+                            f"but it returned {describe(result)}. Return `out, aux`, or drop "
                             "has_aux.")
         self.result, aux = result
         return self.unbox(aux)
@@ -161,7 +161,7 @@ def _not_differentiable(f, i: int, x: Any, structure: Structure, k: int, leaf: A
         fix = ("np.asarray(x) for an np.matrix, x.filled() for a masked array"
                if type(leaf) is not _ndarray else "x.astype(np.float64)")
     else:
-        what, fix = _describe(leaf), "np.asarray(x, dtype=np.float64) or a float"
+        what, fix = describe(leaf), "np.asarray(x, dtype=np.float64) or a float"
     keep_out = ("leave this argument out of argnums" if structure is LEAF else
                 "move it out of the differentiated container (a separate argument that is not "
                 "in argnums, or a closure), as jax.grad requires too")
@@ -177,13 +177,6 @@ def _parameter_name(f, i: int) -> str:
     except (TypeError, ValueError):
         names = []
     return names[i] if i < len(names) else f"args[{i}]"
-
-
-def _describe(x: Any) -> str:
-    if isinstance(x, (tuple, list, dict)):
-        return f"a {type(x).__name__} of {len(x)} item(s)"
-    name = type(x).__name__
-    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
 
 
 # -- what goes back to the caller -------------------------------------------------------------

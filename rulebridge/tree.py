@@ -187,7 +187,7 @@ class Structure:
             wanted = "None" if node.kind == "none" else f"a {self.type_name()} like the output"
         if not ok:
             raise ValueError(f"{path or 'the value'} should be {wanted} (as the output it is the "
-                             f"cotangent of), but it is {_describe(tree)}")
+                             f"cotangent of), but it is {describe(tree)}")
         for i, (child, item) in enumerate(zip(self.children, items)):
             child._match(item, path + node.key(self.aux, i), out)
 
@@ -215,11 +215,14 @@ def _same_aux(a: Any, b: Any) -> bool:
         return a is b
 
 
-def _describe(x: Any) -> str:
+def describe(x: Any) -> str:
+    """`a list of 3 item(s)`, `an ndarray of shape (2,)`, `an int`: for error messages."""
+    name = type(x).__name__
+    article = "an" if name[0] in "aeiouAEIOU" else "a"
     if isinstance(x, (tuple, list, dict)):
-        return f"a {type(x).__name__} of {len(x)}"
+        return f"{article} {name} of {len(x)} item(s)"
     shape = getattr(x, "shape", None)
-    return f"a {type(x).__name__}" + (f" of shape {shape}" if shape is not None else "")
+    return f"{article} {name}" + (f" of shape {shape}" if shape is not None else "")
 
 
 def tree_flatten(tree: Any) -> tuple[list, Structure]:
@@ -296,7 +299,7 @@ def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
             dtype = np.dtype(type(leaf))
         if dtype is None or dtype.kind not in "fc":
             paths = paths or structure.paths("tree")
-            raise TypeError(f"rulebridge.flatten: the leaf {paths[i]} is {_describe(leaf)}"
+            raise TypeError(f"rulebridge.flatten: the leaf {paths[i]} is {describe(leaf)}"
                             f"{'' if dtype is None else f' of dtype {dtype}'}; only float and "
                             "complex arrays and scalars go into the vector (their values would "
                             "not survive a round trip through float64). Keep it out of the "
@@ -314,11 +317,13 @@ def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
         shape = getattr(v, "shape", None)
         if shape != (offsets[-1],):
             raise ValueError(f"unflatten takes a 1-D vector of {offsets[-1]} entries (what "
-                             f"rulebridge.flatten made), got {_describe(v)}")
+                             f"rulebridge.flatten made), got {describe(v)}")
         traced = not isinstance(v, np.ndarray)
         out = []
         for (kind, dtype, leaf_shape), start, stop in zip(metas, offsets, offsets[1:]):
             piece = v[start:stop].reshape(leaf_shape)
+            if dtype.kind == "f" and piece.dtype.kind == "c":
+                piece = np.real(piece)  # a real leaf's slot in a complex vector
             if traced:
                 out.append(piece if piece.dtype == dtype else piece.astype(dtype))
             elif kind is np.ndarray:
