@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
-from rulebridge.registry import REGISTRY
+from rulebridge.rules.registry import REGISTRY
 
 from .numerical import central_difference
 
