@@ -10,14 +10,14 @@ per op.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, ParamSpec, Sequence
+from typing import Any, Callable, ParamSpec, Sequence, overload
 
 import numpy as np
 
 from .boundary import Ownership, Run, name_of
 from .checking.gradcheck import check_gradient
 from .engine.collector import collector_paused
-from .engine.tape import Tape
+from .engine.tape import Constant, Tape
 from .tree import LEAF, tree_flatten
 
 P = ParamSpec("P")
@@ -158,14 +158,26 @@ def trace(f: Callable[..., Any], *args: Any, source: str | None = None) -> tuple
     run = Run(f, args, {}, range(len(args)), False, source)
     structure, values, variables = run.outputs()
     tape = run.tape
-    tape.outputs = (variables[0] if structure is LEAF else
-                    structure.unflatten([v if var is None else var
+    tape.outputs = (variables[0] if structure is LEAF and variables[0] is not None else
+                    structure.unflatten([Constant(v) if var is None else var
                                          for v, var in zip(values, variables)]))
     return structure.unflatten(values), tape
 
 
+# A ufunc (np.tanh) is the usual argument of elementwise_grad and jacobian, and its parameters
+# are overloads a ParamSpec would take only the first of (scalars): it gets its own signature.
+@overload
+def elementwise_grad(f: np.ufunc, argnums: int | Sequence[int] = 0, *,
+                     source: str | None = None) -> Callable[..., Any]: ...
+
+
+@overload
 def elementwise_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
-                     source: str | None = None) -> Callable[P, Any]:
+                     source: str | None = None) -> Callable[P, Any]: ...
+
+
+def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+                     source: str | None = None) -> Callable[..., Any]:
     """The gradient of `sum(f(*args))`, autograd's `elementwise_grad`: for `f` that acts
     elementwise, each entry is the derivative of the matching entry of `f`'s output.
 
@@ -183,7 +195,7 @@ def elementwise_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
     """
 
     @functools.wraps(f)
-    def elementwise_grad_f(*args: P.args, **kwargs: P.kwargs) -> Any:
+    def elementwise_grad_f(*args: Any, **kwargs: Any) -> Any:
         with collector_paused:
             run, positions, structure, values, variables = _real_run(
                 f, "elementwise_grad", argnums, source, args, kwargs)
@@ -196,8 +208,18 @@ def elementwise_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
     return elementwise_grad_f
 
 
+@overload
+def jacobian(f: np.ufunc, argnums: int | Sequence[int] = 0, *,
+             source: str | None = None) -> Callable[..., Any]: ...
+
+
+@overload
 def jacobian(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
-             source: str | None = None) -> Callable[P, Any]:
+             source: str | None = None) -> Callable[P, Any]: ...
+
+
+def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+             source: str | None = None) -> Callable[..., Any]:
     """The Jacobian of `f` in reverse mode (JAX's `jacrev`): one forward pass, then one sweep
     per entry of the output.
 
@@ -217,7 +239,7 @@ def jacobian(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
     """
 
     @functools.wraps(f)
-    def jacobian_f(*args: P.args, **kwargs: P.kwargs) -> Any:
+    def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         with collector_paused:
             run, positions, structure, values, variables = _real_run(
                 f, "jacobian", argnums, source, args, kwargs)

@@ -231,3 +231,20 @@ def test_trace_of_container_arguments(source):
     replayed = tape.replay(q["a"], q["b"])  # one value per traced leaf, in the tree's order
     assert replayed[0] == np.sum(np.sin(q["a"]) * q["b"])
     np.testing.assert_array_equal(replayed[1], q["a"] * 2)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_trace_replays_dict_and_constant_outputs(source):
+    def f(p):
+        return {"loss": np.sum(p["a"] ** 2), "steps": 3, "pair": Layer(np.sin(p["a"]), "tag")}
+
+    p = {"a": np.array([0.5, 1.0])}
+    y, tape = rb.trace(f, p, source=source)
+    assert y["steps"] == 3 and y["pair"].b == "tag"
+    assert "return {'loss': %" in str(tape) and "'steps': const" in str(tape)
+    q = np.array([2.0, -1.0])
+    replayed = tape.replay(q)
+    assert replayed["steps"] == 3 and replayed["loss"] == 5.0 and replayed["pair"].b == "tag"
+    np.testing.assert_array_equal(replayed["pair"].W, np.sin(q))
+    _, tape = rb.trace(lambda x: 7, np.ones(2), source=source)
+    assert tape.replay(np.zeros(2)) == 7

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..rules.rule import function_name
 from ..rules.signature import format_spec, spec_of
+from ..tree import tree_flatten
 
 
 def format_tape(tape) -> str:
@@ -41,11 +42,19 @@ def _format_arg(value, var) -> str:
 
 
 def _format_result(result) -> str:
-    if type(result) is int:
-        return f"%{result}"
-    if isinstance(result, (tuple, list)):
-        return "(" + ", ".join(_format_result(r) for r in result) + ")"
-    return "const"
+    leaves, structure = tree_flatten(result)
+    return repr(structure.unflatten([_Shown(f"%{v}" if type(v) is int else "const")
+                                     for v in leaves]))
+
+
+class _Shown:
+    """A leaf of `return ...` as printed: `%7` or `const`, without quotes."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 # Fill colours of an op's node by its rule's check status: verified, failed, anything else; and
@@ -109,12 +118,9 @@ def _edges(inputs, producer: dict[int, str], several: set[str], node: str) -> li
 
 
 def _variables_of(structure) -> list[int]:
-    """The variables in an op's inputs or a traced result: ints, nested in tuples and lists."""
-    if type(structure) is int:
-        return [structure]
-    if isinstance(structure, (tuple, list)):
-        return [v for item in structure for v in _variables_of(item)]
-    return []
+    """The variables in an op's inputs or a traced result: the int leaves (a constant in a
+    result is a `Constant`)."""
+    return [v for v in tree_flatten(structure)[0] if type(v) is int]
 
 
 def _escape(text: str) -> str:
