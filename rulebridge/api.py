@@ -96,7 +96,7 @@ def _value_and_grad(f, argnums, has_aux, source, args, kwargs):
     run.tape.shed_large_values()
     var = variables[0]
     cts = run.sweep({var: _one_like(value)}) if var is not None else {}
-    owner = Ownership(args, value)
+    owner = Ownership(args, value, aux)
     grads = tuple(run.gradient(i, cts, owner) for i in positions)
     return ((value, aux) if has_aux else value,
             grads if isinstance(argnums, (tuple, list)) else grads[0])

@@ -129,6 +129,14 @@ EXAMPLES = [
             "`assert_rule` found that a rule disagrees with finite differences (or broke the "
             "contract). It is an AssertionError, for tests.",
             "Fix the rule, or do not use it (`rulebridge.prefer`)."),
+    Example(rb.GradientCheckError,
+            "rb.check_grads(lambda x: np.abs(x - 1.0004), np.array([1.0]))",
+            "`check_grads` found that the gradient of your function disagrees with central "
+            "differences of the function at your inputs (the message gives the worst relative "
+            "error and the leaf it is in), or, as here, the differences cannot decide there. It "
+            "is an AssertionError, for tests.",
+            "Check at inputs away from kinks and ties; if the gradient is wrong, find the op "
+            "with `rulebridge.trace` and check its rule with `rulebridge.check_rule`."),
     Example(rb.AdapterWarning,
             "rb.register_adapter(_FailingAdapter())\n"
             "rb.prefer('crashing', 'autograd', 'jax')\n"
