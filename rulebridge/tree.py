@@ -13,12 +13,10 @@ This module is the bottom layer beside errors.py: it knows nothing of the engine
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, TypeVar
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-
-T = TypeVar("T")
 
 
 class _Node(NamedTuple):
@@ -73,8 +71,8 @@ _NAMEDTUPLE = _Node(lambda t: (t, type(t)), lambda cls, c: cls(*c),
                     lambda cls, i: f".{cls._fields[i]}", "sequence")
 
 
-def register_container(cls: type[T], flatten: Callable[[T], tuple[Iterable[Any], Any]],
-                       unflatten: Callable[[Any, Iterable[Any]], T]) -> None:
+def register_container(cls: type, flatten: Callable[[Any], tuple[Iterable[Any], Any]],
+                       unflatten: Callable[[Any, Iterable[Any]], Any]) -> None:
     """Make `cls` a container whose children rulebridge differentiates through, as
     `jax.tree_util.register_pytree_node` does.
 
