@@ -127,7 +127,8 @@ def vjp(f: Callable[..., Any], *args: Any,
         structure (None for a leaf that is not a float or complex array or scalar). It can be
         called any number of times.
     """
-    run = Run(f, args, {}, range(len(args)), False, source)
+    with collector_paused:
+        run = Run(f, args, {}, range(len(args)), False, source)
     structure, values, variables = run.outputs()
     y = structure.unflatten(values)
     run.tape.shed_large_values()
@@ -135,7 +136,8 @@ def vjp(f: Callable[..., Any], *args: Any,
     def pullback(ybar: Any) -> tuple[Any, ...]:
         ybars = [ybar] if structure is LEAF else structure.flatten_up_to(ybar, "ybar")
         seeds = _seeds(f, structure, values, variables, ybars)
-        cts = run.sweep(seeds)
+        with collector_paused:
+            cts = run.sweep(seeds)
         owner = Ownership(args, ybar, y)
         return tuple(run.gradient(i, cts, owner) for i in range(len(args)))
 
@@ -155,7 +157,8 @@ def trace(f: Callable[..., Any], *args: Any, source: str | None = None) -> tuple
     source : str, optional
         The adapter whose rules to use; None lets rulebridge choose.
     """
-    run = Run(f, args, {}, range(len(args)), False, source)
+    with collector_paused:
+        run = Run(f, args, {}, range(len(args)), False, source)
     structure, values, variables = run.outputs()
     tape = run.tape
     tape.outputs = (variables[0] if structure is LEAF and variables[0] is not None else

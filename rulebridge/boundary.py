@@ -16,11 +16,10 @@ from typing import Any, Callable
 import numpy as np
 
 from .engine.box import Traced
-from .engine.collector import collector_paused
 from .engine.sweep import backward
 from .engine.tape import Tape
 from .errors import NestedDifferentiationError
-from .tree import LEAF, Structure, describe, tree_flatten
+from .tree import LEAF, Structure, describe, is_container, tree_flatten
 
 _ndarray = np.ndarray
 
@@ -55,7 +54,8 @@ class Argument:
 class Run:
     """One call of `f` on boxes of a new tape: `Run(f, args, kwargs, positions, strict, source)`
     boxes every float/complex leaf of `args[i]` for i in `positions` (with `strict`, any other
-    leaf there is refused with its path, as grad refuses it), calls `f`, and keeps the result."""
+    leaf there is refused with its path, as grad refuses it), calls `f`, and keeps the result.
+    The caller pauses the collector around it and around `sweep` (rulebridge/engine/collector.py)."""
 
     def __init__(self, f: Callable, args: tuple, kwargs: dict, positions, strict: bool,
                  source: str | None) -> None:
@@ -70,8 +70,7 @@ class Run:
             if type(a) is Traced or i not in self.traced and _holds_box(a):
                 raise nested(f)
         try:
-            with collector_paused:
-                self.result = f(*boxed, **kwargs)
+            self.result = f(*boxed, **kwargs)
         finally:
             tape.close()
 
@@ -89,7 +88,8 @@ class Run:
     def outputs(self) -> tuple[Structure, list, list]:
         """`(structure, values, variables)` of the result: each leaf's value, and its tape
         variable as it stands now (None for a leaf that is not traced)."""
-        leaves, structure = tree_flatten(self.result)
+        result = self.result
+        leaves, structure = ([result], LEAF) if type(result) is Traced else tree_flatten(result)
         if self.tape.mutation is not None:
             self.tape.mutation.check_result(leaves)  # a stale box would seed a wrong variable
         values, variables = self.tape._unbox_sequence(self.f, leaves)
@@ -107,10 +107,7 @@ class Run:
 
     def sweep(self, seeds: dict[int, Any]) -> dict[int, Any]:
         """The cotangents of the tape's inputs for these output seeds; may run again."""
-        if not seeds:
-            return {}
-        with collector_paused:
-            return backward(self.tape, seeds)
+        return backward(self.tape, seeds) if seeds else {}
 
     def gradient(self, i: int, cts: dict[int, Any], owner: Ownership,
                  constants: Any = None) -> Any:
@@ -209,11 +206,15 @@ class Ownership:
             self.hold(tree)
 
     def hold(self, tree: Any) -> None:
-        leaves = [tree] if type(tree) is _ndarray else tree_flatten(tree)[0]
-        for leaf in leaves:
-            if isinstance(leaf, _ndarray):
-                owner = _memory_owner(leaf)
-                self._owners[id(owner)] = owner
+        if isinstance(tree, _ndarray):
+            owner = _memory_owner(tree)
+            self._owners[id(owner)] = owner
+        elif type(tree) is tuple and not hasattr(tree, "_fields"):  # the arguments: no Structure
+            for item in tree:
+                self.hold(item)
+        elif is_container(tree):
+            for leaf in tree_flatten(tree)[0]:
+                self.hold(leaf)
 
     def give(self, ct: Any) -> Any:
         if type(ct) is not _ndarray:
