@@ -17,6 +17,7 @@ from .engine.tape import Op, Tape
 from .errors import (AdapterError, AdapterWarning, Declined, GradientCheckError, ImportRuleError,
                      MutationError, NestedDifferentiationError, NoRuleError, RulebridgeError,
                      RuleContractError, TracingError)
+from .flat import flatten
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
@@ -28,7 +29,7 @@ from .rules.signature import (Signature, SpecInfo, format_signature, format_spec
 from .rules.speed import measure_rules
 from .rules.triangles import (TriangleCall, hermitian_from_triangle, lower_triangle_cotangent,
                               one_triangle_call, reads_one_triangle, triangle_read)
-from .tree import flatten, register_container
+from .tree import register_container
 
 __version__ = "0.1.0"
 

@@ -14,10 +14,13 @@ from typing import Any, Callable, ParamSpec, Sequence, overload
 
 import numpy as np
 
-from .boundary import Ownership, Run, name_of
+from .boundary import (Ownership, Run, name_of, new_tape,  # noqa: F401 (api.new_tape: docs)
+                       one_like, positions_of, scalar_output, seeds_of)
 from .checking.gradcheck import check_gradient
 from .engine.collector import collector_paused
-from .engine.tape import Constant, Tape
+from .engine.result import Constant
+from .engine.tape import Tape
+from .rules.signature import is_differentiable
 from .tree import LEAF, tree_flatten
 
 P = ParamSpec("P")
@@ -88,14 +91,14 @@ def value_and_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
 
 
 def _value_and_grad(f, argnums, has_aux, source, args, kwargs):
-    positions = _positions(f, argnums, len(args))
+    positions = positions_of(f, argnums, len(args))
     run = Run(f, args, kwargs, positions, True, source)
     aux = run.split_aux() if has_aux else None
     structure, values, variables = run.outputs()
-    value = _scalar_output(f, structure, values)
+    value = scalar_output(f, structure, values)
     run.tape.shed_large_values()
     var = variables[0]
-    cts = run.sweep({var: _one_like(value)}) if var is not None else {}
+    cts = run.sweep({var: one_like(value)}) if var is not None else {}
     owner = Ownership(args, value, aux)
     grads = tuple(run.gradient(i, cts, owner) for i in positions)
     return ((value, aux) if has_aux else value,
@@ -135,7 +138,7 @@ def vjp(f: Callable[..., Any], *args: Any,
 
     def pullback(ybar: Any) -> tuple[Any, ...]:
         ybars = [ybar] if structure is LEAF else structure.flatten_up_to(ybar, "ybar")
-        seeds = _seeds(f, structure, values, variables, ybars)
+        seeds = seeds_of(f, structure, values, variables, ybars)
         with collector_paused:
             cts = run.sweep(seeds)
         owner = Ownership(args, ybar, y)
@@ -202,8 +205,8 @@ def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         with collector_paused:
             run, positions, structure, values, variables = _real_run(
                 f, "elementwise_grad", argnums, source, args, kwargs)
-            ones = [np.ones_like(v) if _is_inexact(v) else None for v in values]
-            cts = run.sweep(_seeds(f, structure, values, variables, ones))
+            ones = [np.ones_like(v) if is_differentiable(v) else None for v in values]
+            cts = run.sweep(seeds_of(f, structure, values, variables, ones))
             owner = Ownership(args)
             grads = tuple(run.gradient(i, cts, owner) for i in positions)
         return grads if isinstance(argnums, (tuple, list)) else grads[0]
@@ -324,9 +327,9 @@ def check_grads(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] 
     """
     if argnums is None:
         positions = tuple(i for i, a in enumerate(args)
-                          if any(_is_inexact(leaf) for leaf in tree_flatten(a)[0]))
+                          if any(is_differentiable(leaf) for leaf in tree_flatten(a)[0]))
     else:
-        positions = tuple(dict.fromkeys(_positions(f, argnums, len(args))))
+        positions = tuple(dict.fromkeys(positions_of(f, argnums, len(args))))
 
     def pullback_at(xs: tuple) -> tuple[Any, Callable[[Any], tuple]]:
         y, pull = vjp(lambda *diff: f(*_with(xs, positions, diff)),
@@ -347,52 +350,14 @@ def _with(args: tuple, positions, values) -> tuple:
     return tuple(out)
 
 
-def _is_inexact(x: Any) -> bool:
-    dtype = getattr(x, "dtype", None)
-    return (dtype.kind in "fc") if dtype is not None else type(x) in (float, complex)
-
-
-def _positions(f, argnums, n_args) -> tuple[int, ...]:
-    positions = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
-    for i in positions:
-        if not isinstance(i, int) or not -n_args <= i < n_args:
-            raise TypeError(f"argnums={argnums!r} for {name_of(f)} called with {n_args} "
-                            f"positional argument(s)")
-    return tuple(i % n_args for i in positions)
-
-
-def _scalar_output(f, structure, values):
-    value = values[0] if structure is LEAF else structure.unflatten(values)
-    # Attribute reads, not np.shape / np.iscomplexobj: NumPy's dispatch on a NumPy scalar costs
-    # more than a small program's whole sweep.
-    if isinstance(value, (_ndarray, np.generic)):
-        size, is_complex = value.size, value.dtype.kind == "c"
-    elif isinstance(value, (float, int, complex)):
-        size, is_complex = 1, type(value) is complex
-    else:
-        size, is_complex = None, False
-    if size != 1:
-        kind = (f"an array of shape {value.shape}" if size is not None
-                else f"a {type(value).__name__}")
-        raise TypeError(f"grad requires {name_of(f)} to return a scalar (or an array of size "
-                        f"1), but it returned {kind}. Reduce it (np.sum, a loss), use "
-                        "has_aux=True to return more, or use rulebridge.vjp or "
-                        "rulebridge.jacobian for non-scalar outputs.")
-    if is_complex:
-        raise TypeError(f"grad requires {name_of(f)} to return a real scalar, but it returned a "
-                        f"complex {np.result_type(value)}; differentiate its real part, abs or "
-                        "abs**2, or use rulebridge.vjp.")
-    return value
-
-
 def _real_run(f, what: str, argnums, source, args, kwargs) -> tuple:
     """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real."""
-    positions = _positions(f, argnums, len(args))
+    positions = positions_of(f, argnums, len(args))
     run = Run(f, args, kwargs, positions, True, source)
     structure, values, variables = run.outputs()
     paths = None
     for k, v in enumerate(values):
-        if _is_inexact(v) and np.result_type(v).kind == "c":
+        if is_differentiable(v) and np.result_type(v).kind == "c":
             paths = paths or structure.paths("output")
             raise TypeError(f"{what} of {name_of(f)}: {paths[k]} is complex "
                             f"({np.result_type(v)}); {what} is defined here for real outputs. "
@@ -401,29 +366,3 @@ def _real_run(f, what: str, argnums, source, args, kwargs) -> tuple:
     return run, positions, structure, values, variables
 
 
-def _one_like(value):
-    if isinstance(value, _ndarray):
-        return np.ones_like(value)
-    if isinstance(value, np.generic):
-        return value.dtype.type(1)
-    return np.float64(1.0)  # a Python float or int (a complex result was refused above)
-
-
-def _seeds(f, structure, values, variables, ybars: list) -> dict[int, Any]:
-    """The sweep's seeds from the cotangents of the output's leaves (None: no cotangent)."""
-    paths = None
-    seeds: dict[int, Any] = {}
-    for k, (var, value, g) in enumerate(zip(variables, values, ybars)):
-        if var is None or g is None:
-            continue
-        if np.shape(g) != np.shape(value):
-            paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
-            raise ValueError(f"the cotangent {paths[k]} given to the pullback of {name_of(f)} "
-                             f"has shape {np.shape(g)}, but that output has shape "
-                             f"{np.shape(value)}")
-        g = np.asarray(g, dtype=np.result_type(value))
-        if isinstance(value, (np.generic, float, complex)):
-            g = g[()]
-        # One box returned twice (`return y, y`) is one variable: its cotangents add up.
-        seeds[var] = g if var not in seeds else seeds[var] + g
-    return seeds

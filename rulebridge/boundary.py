@@ -15,10 +15,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .checking.debug import CheckingRegistry, enabled as debug_enabled
 from .engine.box import Traced
 from .engine.sweep import backward
 from .engine.tape import Tape
 from .errors import NestedDifferentiationError
+from .rules.registry import REGISTRY
+from .rules.signature import is_differentiable
+from .writes import ROUTES
 from .tree import LEAF, Structure, describe, is_container, tree_flatten
 
 _ndarray = np.ndarray
@@ -35,10 +39,20 @@ def nested(f: Any) -> NestedDifferentiationError:
         "rulebridge. Differentiate once, or compute the inner derivative in closed form.")
 
 
-def is_differentiable(x: Any) -> bool:
-    if type(x) is _ndarray or isinstance(x, np.generic):
-        return x.dtype.kind in "fc"
-    return type(x) is float or type(x) is complex
+def new_tape(source: str | None = None) -> Tape:
+    """A tape that records writes, looking rules up in the process's registry (through debug
+    mode's checks when it is on: read once per tape, so the per-op path is the same either
+    way)."""
+    registry = CheckingRegistry(REGISTRY) if debug_enabled() else REGISTRY
+    return Tape(source, registry, ROUTES)
+
+
+def boxable(x: Any) -> bool:
+    """A differentiable value of a type the rules are keyed by: an exact ndarray (not
+    np.matrix or a masked array, whose semantics NumPy's functions do not follow, nor another
+    library's array), a NumPy scalar or a Python float or complex."""
+    return (type(x) is _ndarray or isinstance(x, (np.generic, float, complex))) \
+        and is_differentiable(x)
 
 
 class Argument:
@@ -60,7 +74,7 @@ class Run:
     def __init__(self, f: Callable, args: tuple, kwargs: dict, positions, strict: bool,
                  source: str | None) -> None:
         self.f, self.args = f, args
-        tape = self.tape = Tape(source)
+        tape = self.tape = new_tape(source)
         boxed = list(args)
         self.traced: dict[int, Argument] = {}
         for i in positions:
@@ -90,9 +104,13 @@ class Run:
         variable as it stands now (None for a leaf that is not traced)."""
         result = self.result
         leaves, structure = ([result], LEAF) if type(result) is Traced else tree_flatten(result)
-        if self.tape.mutation is not None:
-            self.tape.mutation.check_result(leaves)  # a stale box would seed a wrong variable
-        values, variables = self.tape._unbox_sequence(self.f, leaves)
+        tape = self.tape
+        if tape.effects is not None:
+            tape.effects.check_result(leaves)  # a stale box would seed a wrong variable
+        values, variables = tape._unbox_sequence(self.f, leaves)
+        # f returned its argument: the caller's array, not the read-only view rules saw
+        values = [tape.protected.unprotected(v) if var is not None else v
+                  for v, var in zip(values, variables)]
         return structure, values, list(variables)
 
     def unbox(self, tree: Any) -> Any:
@@ -102,8 +120,8 @@ class Run:
         for leaf in leaves:
             if type(leaf) is Traced and leaf._tape is not self.tape:
                 raise nested(None)
-        return structure.unflatten([leaf._value if type(leaf) is Traced else leaf
-                                    for leaf in leaves])
+        return structure.unflatten([self.tape.protected.unprotected(leaf._value)
+                                    if type(leaf) is Traced else leaf for leaf in leaves])
 
     def sweep(self, seeds: dict[int, Any]) -> dict[int, Any]:
         """The cotangents of the tape's inputs for these output seeds; may run again."""
@@ -124,7 +142,7 @@ class Run:
 
 def _box_argument(f, i: int, x: Any, tape: Tape, strict: bool) -> tuple[Any, Argument]:
     if type(x) is _ndarray or type(x) is float:  # the usual argument, without a tree
-        if is_differentiable(x):
+        if boxable(x):
             return tape.new_input(x), Argument(LEAF, [x], [tape.inputs[-1]])
     leaves, structure = tree_flatten(x)
     variables: list = []
@@ -132,7 +150,7 @@ def _box_argument(f, i: int, x: Any, tape: Tape, strict: bool) -> tuple[Any, Arg
     for k, leaf in enumerate(leaves):
         if type(leaf) is Traced:
             raise nested(f)
-        if is_differentiable(leaf):
+        if boxable(leaf):
             boxed.append(tape.new_input(leaf))
             variables.append(tape.inputs[-1])
         elif strict:
@@ -161,7 +179,7 @@ def _not_differentiable(f, i: int, x: Any, structure: Structure, k: int, leaf: A
         what, fix = describe(leaf), "np.asarray(x, dtype=np.float64) or a float"
     keep_out = ("leave this argument out of argnums" if structure is LEAF else
                 "move it out of the differentiated container (a separate argument that is not "
-                "in argnums, or a closure), as jax.grad requires too")
+                "in argnums, or a closure)")
     return TypeError(f"cannot differentiate {name_of(f)} with respect to {where}: it is {what}. "
                      f"Gradients are defined for float and complex ndarrays and scalars; pass "
                      f"{fix}, or {keep_out}.")
@@ -232,3 +250,67 @@ def _memory_owner(a: _ndarray) -> Any:
     while isinstance(base, _ndarray):
         a, base = base, base.base
     return a if base is None else base
+
+
+# -- what the API functions share ----------------------------------------------------------
+
+
+def positions_of(f, argnums, n_args) -> tuple[int, ...]:
+    positions = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
+    for i in positions:
+        if not isinstance(i, int) or not -n_args <= i < n_args:
+            raise TypeError(f"argnums={argnums!r} for {name_of(f)} called with {n_args} "
+                            f"positional argument(s)")
+    return tuple(i % n_args for i in positions)
+
+
+def scalar_output(f, structure, values):
+    value = values[0] if structure is LEAF else structure.unflatten(values)
+    # Attribute reads, not np.shape / np.iscomplexobj: NumPy's dispatch on a NumPy scalar costs
+    # more than a small program's whole sweep.
+    if isinstance(value, (_ndarray, np.generic)):
+        size, is_complex = value.size, value.dtype.kind == "c"
+    elif isinstance(value, (float, int, complex)):
+        size, is_complex = 1, type(value) is complex
+    else:
+        size, is_complex = None, False
+    if size != 1:
+        kind = (f"an array of shape {value.shape}" if size is not None
+                else f"a {type(value).__name__}")
+        raise TypeError(f"grad requires {name_of(f)} to return a scalar (or an array of size "
+                        f"1), but it returned {kind}. Reduce it (np.sum, a loss), use "
+                        "has_aux=True to return more, or use rulebridge.vjp or "
+                        "rulebridge.jacobian for non-scalar outputs.")
+    if is_complex:
+        raise TypeError(f"grad requires {name_of(f)} to return a real scalar, but it returned a "
+                        f"complex {np.result_type(value)}; differentiate its real part, abs or "
+                        "abs**2, or use rulebridge.vjp.")
+    return value
+
+
+def one_like(value):
+    if isinstance(value, _ndarray):
+        return np.ones_like(value)
+    if isinstance(value, np.generic):
+        return value.dtype.type(1)
+    return np.float64(1.0)  # a Python float or int (a complex result was refused above)
+
+
+def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:
+    """The sweep's seeds from the cotangents of the output's leaves (None: no cotangent)."""
+    paths = None
+    seeds: dict[int, Any] = {}
+    for k, (var, value, g) in enumerate(zip(variables, values, ybars)):
+        if var is None or g is None:
+            continue
+        if np.shape(g) != np.shape(value):
+            paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
+            raise ValueError(f"the cotangent {paths[k]} given to the pullback of {name_of(f)} "
+                             f"has shape {np.shape(g)}, but that output has shape "
+                             f"{np.shape(value)}")
+        g = np.asarray(g, dtype=np.result_type(value))
+        if isinstance(value, (np.generic, float, complex)):
+            g = g[()]
+        # One box returned twice (`return y, y`) is one variable: its cotangents add up.
+        seeds[var] = g if var not in seeds else seeds[var] + g
+    return seeds

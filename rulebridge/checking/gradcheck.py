@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import GradientCheckError
+from ..rules.signature import is_differentiable
 from ..tree import tree_flatten
 from .check import TOLERANCES, _norm, _pair, _random_like
 from .fd import directional, widen
@@ -33,13 +34,13 @@ def check_gradient(name: str, f: Callable, args: tuple, positions: Sequence[int]
     # Each differentiated argument's leaves, and which of them are float or complex.
     flat = [tree_flatten(args[i]) for i in positions]
     where = [(p, k) for p, (leaves, _) in enumerate(flat)
-             for k, leaf in enumerate(leaves) if _inexact(leaf)]
+             for k, leaf in enumerate(leaves) if is_differentiable(leaf)]
     paths = [flat[p][1].paths(f"argument {positions[p]}")[k] for p, k in where]
     x = [flat[p][0][k] for p, k in where]
     with np.errstate(all="ignore"):
         y, pullback = pullback_at(args)
     y_leaves, y_structure = tree_flatten(y)
-    selected = [k for k, leaf in enumerate(y_leaves) if _inexact(leaf)]
+    selected = [k for k, leaf in enumerate(y_leaves) if is_differentiable(leaf)]
     precision = "float32" if any(np.result_type(v) in (np.float32, np.complex64)
                                  for v in x + [y_leaves[k] for k in selected]) else "float64"
     default_rtol, default_atol = TOLERANCES[precision]
@@ -128,8 +129,3 @@ def _worst_leaf(at, x, xbar, xdot, ybar, rtol, atol, name, paths) -> str:
     k = int(np.argmax(errors))
     return (f" Moving one leaf at a time, the worst is {paths[k]} (relative error "
             f"{errors[k]:.2e})." if errors[k] > rtol else "")
-
-
-def _inexact(x: Any) -> bool:
-    dtype = getattr(x, "dtype", None)
-    return (dtype.kind in "fc") if dtype is not None else type(x) in (float, complex)

@@ -24,8 +24,8 @@ from .box import FLAT_SCALARS, NO_KWARGS, Traced
 from .hooks import NO_WRITES, Effects, Writes
 from .listing import format_dot, format_tape
 from .protect import WROTE_INTO_INPUT, CallersArrays, is_read_only_write, read_only
+from .result import substitute_result
 from .shedding import LARGE_BYTES, shed_large_values
-from ..tree import tree_flatten
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -102,9 +102,7 @@ class Tape:
         self.last_outputs: tuple = (None,)
         self.inputs: list[int] = []  # variables of the traced arguments, in order
         self.protected = CallersArrays()  # what the traced arguments are boxed as (protect.py)
-        # Set by trace(): the result with variables in place of boxes (one int for a single
-        # output; in a container, other leaves as Constant).
-        self.outputs: Any = None
+        self.outputs: Any = None  # set by trace(): the result as rulebridge/engine/result.py says
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
         # Set by the first in-place write (rulebridge.writes), which also sets the guard.
         self.effects: Effects | None = None
@@ -336,7 +334,7 @@ class Tape:
                 for var, item in zip(op.outputs, out):
                     if var is not None:
                         env[var] = item
-        return _substitute_result(self.outputs, env)
+        return substitute_result(self.outputs, env)
 
     # -- printing ------------------------------------------------------------------------------
 
@@ -358,24 +356,6 @@ def _substitute(value, var, env):
     if type(var) is int:
         return env[var]
     return type(value)(_substitute(a, v, env) for a, v in zip(value, var))
-
-
-class Constant:
-    """A leaf of `Tape.outputs` that no op computed (an int, a string, a plain array the
-    function returned), held as it is: a bare int there is a variable."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-def _substitute_result(result, env):
-    if type(result) is int:
-        return env[result]
-    leaves, structure = tree_flatten(result)
-    return structure.unflatten([env[v] if type(v) is int else
-                                v.value if type(v) is Constant else v for v in leaves])
 
 
 def _holds_box(seq) -> bool:
