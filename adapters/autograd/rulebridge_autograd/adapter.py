@@ -99,6 +99,16 @@ class AutogradAdapter(rulebridge.Adapter):
     # `rulebridge.import_rule`: scipy.special.logsumexp -> autograd.scipy.special.logsumexp.
     counterpart_namespaces = {"numpy": "autograd.numpy", "scipy": "autograd.scipy"}
 
+    def counterpart(self, function: Callable) -> Callable:
+        from autograd.core import primitive_vjps
+
+        found = super().counterpart(function)
+        # autograd wraps all of scipy.linalg as primitives but registers VJPs for few of them:
+        # a primitive without one is a name, not a rule.
+        if getattr(found, "_is_autograd_primitive", False) and found not in primitive_vjps:
+            raise Declined(f"autograd has {found.__module__}.{found.__name__} but no VJP for it")
+        return found
+
     def import_rule(self, function: Callable, signature: tuple, equivalent: Callable) -> Rule:
         from autograd.core import primitive_vjps
 

@@ -171,8 +171,8 @@ def _output_cotangent(out, cotangent, several: bool, name: str):
                         f"{len(given)}; their structures differ")
     cts = []
     for o, g in zip(outs, given):
-        if not jnp.issubdtype(o.dtype, jnp.inexact):
-            cts.append(np.zeros(o.shape, jax.dtypes.float0))
+        if not jnp.issubdtype(jnp.result_type(o), jnp.inexact):  # o may be a Python bool
+            cts.append(np.zeros(np.shape(o), jax.dtypes.float0))
         elif np.shape(g) != o.shape:
             raise TypeError(f"JAX's {name} returns shape {o.shape} where NumPy's returns "
                             f"{np.shape(g)}; their meanings differ")

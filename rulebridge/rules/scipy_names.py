@@ -1,0 +1,102 @@
+"""SciPy's public functions outside NumPy's protocols, by the name a user imports them under, and
+which of them some installed adapter has a counterpart for (what `rulebridge.scipy` mirrors).
+
+`scipy.special.logsumexp`, `scipy.stats.norm.logpdf` and `scipy.linalg.solve_triangular` call
+`np.asarray` on their arguments, so a traced value never reaches rulebridge through NumPy's
+protocols. The candidates are found by introspecting SciPy's modules (every public function, and
+every public method of every distribution in `scipy.stats`); an adapter has a counterpart when
+its `Adapter.counterpart` finds a function of the same name (`jax.scipy.stats.norm.logpdf`).
+The traced-value error (`TracingError`) uses the same answer to name its fix.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import types
+from typing import Callable
+
+import numpy as np
+
+from ..errors import AdapterError, Declined
+from .registry import REGISTRY
+
+# The SciPy modules `rulebridge.scipy` mirrors, each as `rulebridge.scipy.<last part>`.
+MODULES = ("scipy.special", "scipy.stats", "scipy.linalg", "scipy.signal", "scipy.integrate")
+
+
+class Named:
+    """A stand-in that `function_name` and `Adapter.counterpart` read as the SciPy function
+    `name`, for asking adapters about a function by name."""
+
+    def __init__(self, name: str) -> None:
+        self.__rulebridge_name__ = name
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.__rulebridge_name__} stand-in: not callable")
+
+
+def candidates(module_name: str) -> dict[str, Callable]:
+    """SciPy's public callables of one mirrored module that NumPy's protocols do not reach, by
+    public name: functions (not ufuncs, not classes), and for `scipy.stats` the public methods
+    of every distribution object (`scipy.stats.norm.logpdf`)."""
+    return dict(_candidates(module_name))
+
+
+@functools.cache
+def _candidates(module_name: str) -> tuple[tuple[str, Callable], ...]:
+    module = importlib.import_module(module_name)
+    found = []
+    for attr in sorted(getattr(module, "__all__", None) or vars(module)):
+        if attr.startswith("_"):
+            continue
+        value = getattr(module, attr, None)
+        if module_name == "scipy.stats" and _is_distribution(value):
+            for method in sorted(dir(value)):
+                bound = getattr(value, method, None) if not method.startswith("_") else None
+                if callable(bound) and not isinstance(bound, type):
+                    found.append((f"{module_name}.{attr}.{method}", bound))
+        elif (callable(value) and not isinstance(value, (type, np.ufunc, types.ModuleType))
+              and not isinstance(value, functools.partial)):
+            found.append((f"{module_name}.{attr}", value))
+    return tuple(found)
+
+
+def _is_distribution(value) -> bool:
+    from scipy.stats import rv_continuous, rv_discrete
+    from scipy.stats._multivariate import multi_rv_generic
+
+    return isinstance(value, (rv_continuous, rv_discrete, multi_rv_generic))
+
+
+def distribution_names() -> list[str]:
+    """`norm`, `t`, `multivariate_normal`, ...: the distribution objects of `scipy.stats`."""
+    stats = importlib.import_module("scipy.stats")
+    return [a for a in sorted(vars(stats)) if not a.startswith("_")
+            and _is_distribution(getattr(stats, a))]
+
+
+def sources_with_counterpart(name: str) -> tuple[str, ...]:
+    """The installed adapters whose `counterpart` finds a function for the SciPy name `name`,
+    in the registry's order (loading them)."""
+    return _sources_with_counterpart(name, REGISTRY.order())
+
+
+@functools.cache
+def _sources_with_counterpart(name: str, order: tuple[str, ...]) -> tuple[str, ...]:
+    found = []
+    for source in order:
+        try:
+            REGISTRY.adapter(source).counterpart(Named(name))
+        except (Declined, AdapterError):
+            continue
+        found.append(source)
+    return tuple(found)
+
+
+def mirrored_module(name: str) -> str | None:
+    """`scipy.stats` for `scipy.stats.norm.logpdf`: the mirrored module a public name is in."""
+    for module in MODULES:
+        if name.startswith(module + "."):
+            return module
+    return None

@@ -1,0 +1,136 @@
+"""Where SciPy reads only one triangle of a matrix argument, and how an imported rule is made to
+mean exactly what SciPy computes there.
+
+`scipy.stats.multivariate_normal.logpdf` passes `cov` to `eigh(lower=True)`; `scipy.linalg.
+cholesky(a)` factors the upper triangle of `a`; `solve_triangular` and `cho_solve` ignore the
+other triangle. A source's counterpart may read the whole matrix instead (JAX's `cholesky`
+symmetrises its input), so its gradient on a non-symmetric argument is not SciPy's. The fix is
+exact and needs no conversion written by hand: the source's counterpart is called on the matrix
+SciPy actually uses, built from the triangle with the source's own `tril`/`triu` (the symmetric
+matrix that triangle stands for, or the triangular one), so the source's chain rule gives SciPy's
+gradient: for a function of the lower triangle, `G + G.T` below the diagonal, `G` on it, and 0
+above, with `G` the gradient of the symmetric-input function. The matrix checks this with
+tangents in every entry, where the true derivative in the ignored triangle is 0.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+
+def _keyword(name: str, default: bool) -> Callable[[inspect.BoundArguments], bool]:
+    return lambda bound: bool(bound.arguments.get(name, default))
+
+
+def _always(bound: inspect.BoundArguments) -> bool:
+    return True
+
+
+def _assumes_symmetric(bound: inspect.BoundArguments) -> bool:
+    # scipy.linalg.solve reads one triangle only for these `assume_a` values
+    return bound.arguments.get("assume_a", "gen") in (
+        "sym", "her", "pos", "symmetric", "hermitian", "positive definite")
+
+
+@dataclass(frozen=True)
+class OneTriangle:
+    """SciPy reads one triangle of the argument `parameter` (item `item` of it when it is a
+    tuple, as `cho_solve`'s `(c, lower)`): the lower one when `lower(bound arguments)`.
+    `symmetric`: the triangle stands for a symmetric (Hermitian) matrix; otherwise for a
+    triangular one (with a unit diagonal, which is not read, when `unit_diagonal` says so)."""
+
+    parameter: str
+    lower: Callable[[inspect.BoundArguments], bool]
+    symmetric: bool
+    item: int | None = None
+    applies: Callable[[inspect.BoundArguments], bool] = _always
+    unit_diagonal: Callable[[inspect.BoundArguments], bool] = lambda bound: False
+    # cho_factor: output 0 holds the factor in the triangle read and the argument's other
+    # triangle, copied, in the rest
+    copies_other_triangle: bool = False
+
+
+def _lower_item(position: int) -> Callable[[inspect.BoundArguments], bool]:
+    return lambda bound: bool(bound.arguments["c_and_lower"][position])
+
+
+_MVN = OneTriangle("cov", _always, symmetric=True)
+_LOWER_FALSE = _keyword("lower", False)
+
+CONVENTIONS: dict[str, tuple[OneTriangle, ...]] = {
+    **{f"scipy.stats.multivariate_normal.{m}": (_MVN,)
+       for m in ("logpdf", "pdf", "logcdf", "cdf", "entropy")},
+    "scipy.linalg.cholesky": (OneTriangle("a", _LOWER_FALSE, symmetric=True),),
+    "scipy.linalg.cho_factor": (OneTriangle("a", _LOWER_FALSE, symmetric=True,
+                                            copies_other_triangle=True),),
+    "scipy.linalg.cho_solve": (OneTriangle("c_and_lower", _lower_item(1), symmetric=False,
+                                           item=0),),
+    "scipy.linalg.solve_triangular": (
+        OneTriangle("a", _LOWER_FALSE, symmetric=False,
+                    unit_diagonal=_keyword("unit_diagonal", False)),),
+    "scipy.linalg.eigh": (OneTriangle("a", _keyword("lower", True), symmetric=True),
+                          OneTriangle("b", _keyword("lower", True), symmetric=True)),
+    "scipy.linalg.solve": (OneTriangle("a", _LOWER_FALSE, symmetric=True,
+                                       applies=_assumes_symmetric),),
+}
+
+
+class _SourceOps:
+    """The source's own `tril`, `triu`, `swapaxes` and `conj`, found by name like any
+    counterpart, so the triangle is taken inside the source's differentiation."""
+
+    def __init__(self, adapter) -> None:
+        self.tril, self.triu, self.swapaxes, self.conj = (
+            adapter.counterpart(f) for f in (np.tril, np.triu, np.swapaxes, np.conj))
+
+    def triangle(self, m, lower: bool, k: int = 0):
+        return self.tril(m, k) if lower else self.triu(m, -k)
+
+    def matrix(self, m, convention: OneTriangle, bound: inspect.BoundArguments):
+        """The matrix SciPy uses when it reads `m` through `convention`."""
+        lower = convention.lower(bound)
+        if convention.symmetric:
+            strict = self.triangle(m, lower, -1)
+            return self.triangle(m, lower) + self.conj(self.swapaxes(strict, -1, -2))
+        if convention.unit_diagonal(bound):
+            return self.triangle(m, lower, -1)  # the source, told unit_diagonal, adds the 1s
+        return self.triangle(m, lower)
+
+
+def with_convention(conventions: tuple[OneTriangle, ...], counterpart: Callable, adapter,
+                    signature: inspect.Signature) -> Callable:
+    """`counterpart`, called on the matrices SciPy reads (see the module's docstring)."""
+    ops = _SourceOps(adapter)
+
+    def equivalent(*args: Any, **kwargs: Any):
+        bound = signature.bind(*args, **kwargs)
+        originals = {}
+        for convention in conventions:
+            name = convention.parameter
+            if name not in bound.arguments or not convention.applies(bound):
+                continue
+            value = bound.arguments[name]
+            m = value if convention.item is None else value[convention.item]
+            if np.ndim(m) < 2:  # a scalar or diagonal covariance: nothing to choose
+                continue
+            originals[name] = m
+            m = ops.matrix(m, convention, bound)
+            if convention.item is not None:
+                m = (*value[:convention.item], m, *value[convention.item + 1:])
+            bound.arguments[name] = m
+        out = counterpart(*bound.args, **bound.kwargs)
+        for convention in conventions:
+            if convention.copies_other_triangle and convention.parameter in originals:
+                lower = convention.lower(bound)
+                other = ops.triangle(originals[convention.parameter], not lower, -1)
+                out = (ops.triangle(out[0], lower) + other, *out[1:])
+        return out
+
+    equivalent.__name__ = getattr(counterpart, "__name__", "equivalent")
+    equivalent.__qualname__ = getattr(counterpart, "__qualname__", equivalent.__name__)
+    equivalent.__module__ = getattr(counterpart, "__module__", None)
+    return equivalent

@@ -1,0 +1,155 @@
+"""`DropIn`: one SciPy function under its public name, SciPy's own on plain values and one recorded
+op with an imported rule on traced values; and `mirror`, which builds a module of them.
+
+A `DropIn` is also the function the tape records and the matrix checks: its rule's forward calls
+it on plain arrays, so the values are SciPy's to the bit, and the finite differences that check
+the rule run SciPy's function. Rules are imported with `import_rule` from every installed adapter
+whose `counterpart` finds a function of the same name (`jax.scipy.stats.norm.logpdf`), wrapped
+where SciPy reads only one triangle of a matrix (conventions.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any, Callable
+
+from ..engine.box import Traced
+from ..errors import AdapterError, Declined, ImportRuleError, TracingError
+from ..import_rule import import_rule
+from ..rules.registry import REGISTRY
+from ..rules.scipy_names import candidates, sources_with_counterpart
+from .conventions import CONVENTIONS, with_convention
+
+_P = inspect.Parameter
+
+
+class DropIn:
+    """SciPy's `name` (`scipy.stats.norm.logpdf`): SciPy's own function on plain values, and on
+    traced values one op whose rule comes from each installed source's function of that name."""
+
+    def __init__(self, name: str, function: Callable, signature: inspect.Signature) -> None:
+        self.__rulebridge_name__ = name
+        self.scipy_function = function
+        module, _, self.__name__ = name.rpartition(".")
+        self.__qualname__ = self.__name__
+        self.__module__ = "rulebridge." + module
+        self.__doc__ = getattr(function, "__doc__", None)
+        self.__signature__ = signature
+        self.sources: tuple[str, ...] = ()  # the sources a rule was imported from
+
+    def __repr__(self) -> str:
+        sources = ", ".join(self.sources) or "no installed source"
+        return f"<rulebridge drop-in {self.__rulebridge_name__} (rules from {sources})>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        box = _first_box(args)
+        if box is None and kwargs:
+            box = _first_box(kwargs.values())
+        if box is None:
+            return self.scipy_function(*args, **kwargs)
+        if kwargs:
+            args, kwargs = self._positional(args, kwargs)
+        return box._tape.record(self, args, kwargs)
+
+    def _positional(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """Traced keyword arguments moved to their positional slots (the tape records positional
+        arguments only), with the defaults of the parameters skipped on the way."""
+        traced = [k for k, v in kwargs.items() if _first_box((v,)) is not None]
+        if not traced:
+            return args, kwargs
+        positional, rest = list(args), dict(kwargs)
+        for parameter in list(self.__signature__.parameters.values())[len(args):]:
+            if not traced or parameter.kind not in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD):
+                break
+            if parameter.name in rest:
+                positional.append(rest.pop(parameter.name))
+                if parameter.name in traced:
+                    traced.remove(parameter.name)
+            elif parameter.default is not _P.empty:
+                positional.append(parameter.default)
+            else:
+                break
+        if traced:
+            raise TracingError(
+                f"{self.__rulebridge_name__}{self.__signature__} got a traced value as keyword "
+                f"argument {traced[0]!r}, which has no positional slot; pass it positionally.")
+        return tuple(positional), rest
+
+    def register(self) -> None:
+        """Import this function's rule from every installed source with a counterpart."""
+        found = []
+        for source in sources_with_counterpart(self.__rulebridge_name__):
+            try:
+                counterpart = REGISTRY.adapter(source).counterpart(self)
+                convention = CONVENTIONS.get(self.__rulebridge_name__)
+                equivalent = (counterpart if convention is None else
+                              with_convention(convention, counterpart, REGISTRY.adapter(source),
+                                              self.__signature__))
+                import_rule(self, source, equivalent=equivalent)
+            except (Declined, AdapterError, ImportRuleError):
+                continue  # this source cannot give one; the others may
+            found.append(source)
+        self.sources = tuple(found)
+
+
+def _first_box(values) -> Traced | None:
+    for value in values:
+        if type(value) is Traced:
+            return value
+        if type(value) in (list, tuple):
+            inner = _first_box(value)
+            if inner is not None:
+                return inner
+    return None
+
+
+def signature_of_method(distribution: Any, method: str, function: Callable) -> inspect.Signature:
+    """The signature SciPy documents for a distribution's method: `norm.logpdf(x, loc=0,
+    scale=1)`, `t.logpdf(x, df, loc=0, scale=1)`, `poisson.logpmf(k, mu, loc=0)`; for the others
+    (`multivariate_normal.logpdf`), the method's own."""
+    from scipy.stats import rv_continuous, rv_discrete
+
+    if not isinstance(distribution, (rv_continuous, rv_discrete)):
+        try:
+            return inspect.signature(function)
+        except (TypeError, ValueError):
+            return inspect.Signature([_P("args", _P.VAR_POSITIONAL), _P("kwds", _P.VAR_KEYWORD)])
+    first = {"ppf": "q", "isf": "q", "pmf": "k", "logpmf": "k"}.get(method, "x")
+    shapes = [s.strip() for s in (distribution.shapes or "").split(",") if s.strip()]
+    parameters = [_P(first, _P.POSITIONAL_OR_KEYWORD)]
+    parameters += [_P(s, _P.POSITIONAL_OR_KEYWORD) for s in shapes]
+    parameters.append(_P("loc", _P.POSITIONAL_OR_KEYWORD, default=0))
+    if isinstance(distribution, rv_continuous):
+        parameters.append(_P("scale", _P.POSITIONAL_OR_KEYWORD, default=1))
+    return inspect.Signature(parameters)
+
+
+def drop_ins(module_name: str) -> dict[str, DropIn]:
+    """The drop-ins of one mirrored SciPy module, by public name, registered: every candidate
+    (scipy_names.candidates) that some installed source has a counterpart for."""
+    found = {}
+    stats = importlib.import_module("scipy.stats") if module_name == "scipy.stats" else None
+    for name, function in candidates(module_name).items():
+        if not sources_with_counterpart(name):
+            continue
+        parts = name[len(module_name) + 1:].split(".")
+        if len(parts) == 2:  # scipy.stats.norm.logpdf
+            signature = signature_of_method(getattr(stats, parts[0]), parts[1], function)
+        else:
+            try:
+                signature = inspect.signature(function)
+            except (TypeError, ValueError):
+                continue
+        drop_in = DropIn(name, function, signature)
+        drop_in.register()
+        if drop_in.sources:
+            found[name] = drop_in
+    return found
+
+
+def public_names(module_name: str) -> dict[str, Any]:
+    """Everything public in a SciPy module, as SciPy has it (what a drop-in module re-exports)."""
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+    return {n: getattr(module, n) for n in names if hasattr(module, n)}
