@@ -13,14 +13,13 @@ from typing import Callable, Iterable
 
 from ..rules.namespaces import NAMESPACES, dispatched_functions
 from ..rules.rule import function_name
-from . import tables_elementwise, tables_linalg, tables_shape
+from . import tables_elementwise, tables_linalg, tables_scipy, tables_shape
 from .cases import Case
-
 
 
 def _tables() -> dict[str, list[Case]]:
     merged: dict[str, list[Case]] = {}
-    for module in (tables_elementwise, tables_shape, tables_linalg):
+    for module in (tables_elementwise, tables_shape, tables_linalg, tables_scipy):
         for name, cases in module.CASES.items():
             if name in merged:
                 raise ValueError(f"{name} appears in two catalogue tables")

@@ -9,6 +9,7 @@ part); each worker resolves names to functions itself, so nothing unpicklable cr
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import sys
 import time
@@ -43,11 +44,19 @@ class Plan:
     seed: int = SEED
 
 
+# Modules of functions given rules with `import_rule` (the drop-ins of SciPy's module paths).
+# Each has `imported(source) -> list of functions`, and each function gets a row.
+IMPORTING_MODULES = ("rulebridge.scipy",)
+
+
 def offered(sources: Iterable[str]) -> dict[str, list[Callable]]:
+    # by name: these modules sit above the checking layer, which never imports them statically
+    modules = [importlib.import_module(m) for m in IMPORTING_MODULES]
     found = {}
     for name in sources:
         try:
             found[name] = list(REGISTRY.adapter(name).functions())
+            found[name] += [f for module in modules for f in module.imported(name)]
         except AdapterError as exc:
             print(f"rulebridge matrix: skipping {name}: {exc}", file=sys.stderr)
     return found

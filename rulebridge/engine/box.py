@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import sys
 from types import MappingProxyType
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..errors import TracingError
 from ..rules.rule import CallForward
+from ..rules.scipy_names import fix_for, scipy_caller
 from ..rules.signature import format_spec, spec_of
 
 # Scalar types a flat rule key spells by their type alone (see `Tape.record`).
@@ -102,15 +104,24 @@ class Traced:
         return self._tape.record(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
+        buffers = ("NumPy converts the value with __array__ and gives no hook that says which "
+                   "array it is written into, so the write cannot be recorded; "
+                   + self._tape.writes.plain_buffer_fix)
+        caller = scipy_caller(sys._getframe(1))
+        if caller is not None:
+            raise TracingError(
+                f"{caller} converted a traced value to a plain ndarray (np.asarray), which "
+                f"would cut the gradient (the value: {self._describe()}). To differentiate it, "
+                f"{fix_for(caller)}. (Had the value been written into a plain ndarray instead, "
+                f"as buf[i] = x where buf = np.zeros(n): {buffers}.)")
         raise TracingError(
             "a traced value was converted to a plain ndarray, which would cut the gradient "
             f"(the value: {self._describe()}). Either it was written into a plain ndarray "
-            "(buf[i] = x where buf = np.zeros(n)): NumPy converts the value with __array__ and "
-            "gives no hook that says which array it is written into, so the write cannot be "
-            f"recorded; {self._tape.writes.plain_buffer_fix}. Or it was passed to np.asarray, np.array "
-            "or a library that calls them: build arrays from traced values with np.stack, "
-            "np.concatenate or np.hstack, and keep plain-array helpers out of the "
-            "differentiated code.")
+            f"(buf[i] = x where buf = np.zeros(n)): {buffers}. Or it was passed to np.asarray, "
+            "np.array or a library that calls them: build arrays from traced values with "
+            "np.stack, np.concatenate or np.hstack, and keep plain-array helpers out of the "
+            "differentiated code; for a library function, `rulebridge.import_rule(function)` "
+            "gives it a rule.")
 
     # -- what may not leave the tape ----------------------------------------------------------
 

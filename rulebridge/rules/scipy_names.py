@@ -100,3 +100,85 @@ def mirrored_module(name: str) -> str | None:
         if name.startswith(module + "."):
             return module
     return None
+
+
+# -- naming the SciPy function a traced value reached, for TracingError ----------------------
+
+
+def scipy_caller(frame: types.FrameType | None) -> str | None:
+    """The public name (`scipy.stats.norm.logpdf`) of the SciPy function the user's code called
+    that led, through `frame` and its callers, to the conversion of a traced value; None when
+    no SciPy function is on the way. It is the outermost function in the run of SciPy frames
+    nearest to `frame` whose name SciPy exports (decorators' wrappers are skipped)."""
+    chain = []
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".")[0] == "scipy":
+            chain.append(frame)
+        elif chain and module.split(".")[0] != "numpy":
+            break  # the caller of the outermost SciPy frame: the user's code
+        frame = frame.f_back
+    for outer in reversed(chain):
+        name = _public_name(outer)
+        if name:
+            return name
+    return None
+
+
+def _public_name(frame: types.FrameType) -> str | None:
+    function = frame.f_code.co_name
+    owner = frame.f_locals.get("self")
+    if owner is not None and _is_distribution(owner):
+        stats = importlib.import_module("scipy.stats")
+        for attr in distribution_names():
+            if getattr(stats, attr) is owner:
+                return f"scipy.stats.{attr}.{function}" if hasattr(owner, function) else None
+        return None
+    name = _exported(frame.f_globals.get("__name__", ""), function)
+    if name is None:
+        # A decorator's wrapper (SciPy's batching and nan-policy wrappers convert the arguments
+        # before the function runs): the function it wraps is one of its closure's values.
+        for value in frame.f_locals.values():
+            if isinstance(value, types.FunctionType):
+                name = _exported(value.__module__ or "", value.__name__)
+                if name is not None:
+                    return name
+    return name
+
+
+def _exported(module: str, function: str) -> str | None:
+    """`scipy.linalg.solve_triangular` for ("scipy.linalg._basic", "solve_triangular"): the
+    public module of a SciPy module (its path up to the first private part), if it exports it."""
+    parts = module.split(".")
+    if parts[0] != "scipy":
+        return None
+    public = ".".join(parts[:next((i for i, p in enumerate(parts) if p.startswith("_")),
+                                  len(parts))])
+    try:
+        exported = getattr(importlib.import_module(public), function, None)
+    except ImportError:
+        return None
+    return f"{public}.{function}" if callable(exported) and public != "scipy" else None
+
+
+def fix_for(name: str) -> str:
+    """The line that makes `name` differentiable: the `rulebridge.scipy` import when it mirrors
+    the function, else `import_rule` (with an equivalent when no source has one of that name)."""
+    module = mirrored_module(name)
+    try:
+        sources = sources_with_counterpart(name)
+    except Exception:  # naming the fix must never hide the error being reported
+        sources = ()
+    short = name.rpartition(".")[2]
+    if sources and module is not None:
+        alias = module.rpartition(".")[2]
+        return (f"rulebridge.scipy has it: write `import rulebridge.scipy.{alias} as {alias}` "
+                f"instead of `import {module} as {alias}` (rulebridge.scipy"
+                f"{name[len('scipy'):]} is SciPy's function, with a rule from "
+                f"{' and '.join(sources)})")
+    if sources:
+        return (f"import its rule from {' and '.join(sources)}: `{short} = "
+                f"rulebridge.import_rule({name})`, and call {short}")
+    return (f"no installed rulebridge adapter has a function named like it, so give it the rule "
+            f"of a function with the same meaning: `{short} = rulebridge.import_rule({name}, "
+            "source=<adapter>, equivalent=<that source's function>)`, and call " + short)

@@ -11,3 +11,14 @@ are SciPy's to the bit), one recorded op with an imported rule on traced values.
 
 The modules: `special`, `stats`, `linalg`, `signal`, `integrate`.
 """
+
+from __future__ import annotations
+
+from . import integrate, linalg, signal, special, stats
+from .dropin import DropIn
+
+
+def imported(source: str) -> list[DropIn]:
+    """The drop-ins with a rule imported from `source` (the compatibility matrix's rows)."""
+    return [f for module in (special, stats, linalg, signal, integrate)
+            for f in module.DROP_INS.values() if source in f.sources]
