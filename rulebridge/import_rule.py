@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .rules.adapter import Adapter
-from .checking import UncheckedRuleWarning, check_rule
+from .checking import UncheckedRuleWarning
+from .checking.check import check_call
 from .errors import AdapterError, Declined, ImportRuleError
 from .rules.registry import REGISTRY
 from .rules.rule import Rule, function_name
@@ -216,7 +217,7 @@ class _Import:
         self.compare(args, kwargs)
         if not self.check:
             return
-        result = check_rule(rule, *args, **kwargs)
+        result = check_call(rule, args, kwargs)  # kwargs are the call's, never the check's
         if result.status in ("pass", "fail", "error"):
             REGISTRY.set_status(result.function, self.source, result.signature, result.status)
         if result.status in ("fail", "error"):

@@ -252,3 +252,34 @@ def test_a_function_rulebridge_scipy_lacks_gets_the_import_rule_line():
     message = str(info.value)
     assert message.startswith("scipy.ndimage.map_coordinates converted a traced value")
     assert "rulebridge.import_rule(scipy.ndimage.map_coordinates)" in message
+
+
+# -- odeint: a parameter fit through dynamics written in plain NumPy ------------------------------
+
+
+def test_odeint_parameter_fit():
+    import scipy.integrate
+    import scipy.optimize
+
+    import rulebridge.scipy.integrate as rintegrate
+
+    def dynamics(y, t, k):  # np.sin: autograd could not differentiate this function itself
+        return np.stack([y[1], -k[0] * np.sin(y[0]) - k[1] * y[1]])
+
+    times, y0, truth = np.linspace(0, 3, 7), np.array([1.0, 0.0]), np.array([2.0, 0.4])
+    observed = scipy.integrate.odeint(dynamics, y0, times, args=(truth,), rtol=1e-10, atol=1e-10)
+
+    def loss(integrate):
+        def f(k):
+            path = integrate.odeint(dynamics, y0, times, args=(k,), rtol=1e-10, atol=1e-10)
+            return np.sum((path - observed) ** 2)
+        return f
+
+    start = np.array([1.5, 0.2])
+    value, gradient = rulebridge.value_and_grad(loss(rintegrate))(start)
+    assert value == loss(scipy.integrate)(start)
+    np.testing.assert_allclose(gradient, central_difference(loss(scipy.integrate), (start,),
+                                                            h=1e-5), rtol=1e-5)
+    fit = scipy.optimize.minimize(rulebridge.value_and_grad(loss(rintegrate)), start, jac=True,
+                                  method="BFGS")
+    np.testing.assert_allclose(fit.x, truth, rtol=1e-4)

@@ -112,6 +112,14 @@ class Tup:
 
 PIVOTS = Const(np.arange(4, dtype=np.int32))
 
+
+def damped_pendulum(y, t, k):
+    """odeint's dynamics in plain NumPy: the rule must differentiate them too."""
+    return np.stack([y[1], -k[0] * np.sin(y[0]) - k[1] * y[1]])
+
+
+TIMES = Const(np.linspace(0.0, 1.0, 4))
+
 CASES = {
     **{f"scipy.stats.{name}.{method}": d.cases(method)
        for name, d in DISTRIBUTIONS.items() for method in METHODS},
@@ -156,4 +164,6 @@ CASES = {
     "scipy.signal.correlate2d": of(case(M, Arr(REAL, (2, 2)))),
     "scipy.signal.fftconvolve": of(case(V, V3)),
     "scipy.integrate.trapezoid": of(case(V), case(M, axis=0)),
+    "scipy.integrate.odeint": of(case(damped_pendulum, Arr(POSITIVE, (2,)), TIMES,
+                                      Tup((Arr(POSITIVE, (2,)),)), rtol=1e-10, atol=1e-10)),
 }

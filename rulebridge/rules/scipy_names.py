@@ -112,11 +112,11 @@ def scipy_caller(frame: types.FrameType | None) -> str | None:
     nearest to `frame` whose name SciPy exports (decorators' wrappers are skipped)."""
     chain = []
     while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module.split(".")[0] == "scipy":
+        top = frame.f_globals.get("__name__", "").split(".")[0]
+        if top == "scipy":
             chain.append(frame)
-        elif chain and module.split(".")[0] != "numpy":
-            break  # the caller of the outermost SciPy frame: the user's code
+        elif top != "numpy":
+            break  # the user's code: it called SciPy (chain), or converted the value itself
         frame = frame.f_back
     for outer in reversed(chain):
         name = _public_name(outer)

@@ -79,6 +79,11 @@ CONVENTIONS: dict[str, tuple[OneTriangle, ...]] = {
 }
 
 
+# Parameters recorded positionally even when the caller leaves them out (their default then):
+# autograd's odeint rule takes `args` positionally only.
+POSITIONAL_UP_TO = {"scipy.integrate.odeint": "args"}
+
+
 class _SourceOps:
     """The source's own `tril`, `triu`, `swapaxes` and `conj`, found by name like any
     counterpart, so the triangle is taken inside the source's differentiation."""

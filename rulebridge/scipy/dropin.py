@@ -21,7 +21,7 @@ from ..errors import AdapterError, Declined, ImportRuleError, TracingError
 from ..import_rule import import_rule
 from ..rules.registry import REGISTRY
 from ..rules.scipy_names import candidates, sources_with_counterpart
-from .conventions import CONVENTIONS, with_convention
+from .conventions import CONVENTIONS, POSITIONAL_UP_TO, with_convention
 
 _P = inspect.Parameter
 
@@ -50,7 +50,7 @@ class DropIn:
             box = _first_box(kwargs.values())
         if box is None:
             return self.scipy_function(*args, **kwargs)
-        if kwargs:
+        if kwargs or self.__rulebridge_name__ in POSITIONAL_UP_TO:
             args, kwargs = self._positional(args, kwargs)
         return box._tape.record(self, args, kwargs)
 
@@ -58,6 +58,9 @@ class DropIn:
         """Traced keyword arguments moved to their positional slots (the tape records positional
         arguments only), with the defaults of the parameters skipped on the way."""
         traced = [k for k, v in kwargs.items() if _first_box((v,)) is not None]
+        up_to = POSITIONAL_UP_TO.get(self.__rulebridge_name__)
+        if up_to is not None and up_to not in traced:
+            traced.append(up_to)
         if not traced:
             return args, kwargs
         positional, rest = list(args), dict(kwargs)
@@ -66,12 +69,12 @@ class DropIn:
                 break
             if parameter.name in rest:
                 positional.append(rest.pop(parameter.name))
-                if parameter.name in traced:
-                    traced.remove(parameter.name)
             elif parameter.default is not _P.empty:
                 positional.append(parameter.default)
             else:
                 break
+            if parameter.name in traced:
+                traced.remove(parameter.name)
         if traced:
             raise TracingError(
                 f"{self.__rulebridge_name__}{self.__signature__} got a traced value as keyword "

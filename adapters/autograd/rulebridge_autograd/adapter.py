@@ -17,6 +17,7 @@ from autograd.core import SparseObject
 import rulebridge
 from rulebridge import Declined, Rule, conform_cotangent, decline_unsupported, function_name
 
+from .callables import bridged, takes_functions
 from .catalog import Entry, entries
 from .triangles import one_triangle
 from .unboxed import per_argnum_makers
@@ -112,7 +113,13 @@ class AutogradAdapter(rulebridge.Adapter):
     def import_rule(self, function: Callable, signature: tuple, equivalent: Callable) -> Rule:
         from autograd.core import primitive_vjps
 
-        decline_unsupported(signature)
+        functions = takes_functions(signature)
+        # a function argument is static: float stands in for it in the dtype check
+        decline_unsupported(tuple(float if i in functions else s
+                                  for i, s in enumerate(signature)))
+        if functions:  # autograd calls it on its boxes: hand it one rulebridge differentiates
+            return self._rule(function, signature, Entry(function, bridged(equivalent),
+                                                         "composite"))
         kind = "primitive" if equivalent in primitive_vjps else "composite"
         return self._rule(function, signature, Entry(function, equivalent, kind))
 
