@@ -220,12 +220,17 @@ class _Import:
         result = check_call(rule, args, kwargs)  # kwargs are the call's, never the check's
         if result.status in ("pass", "fail", "error"):
             REGISTRY.set_status(result.function, self.source, result.signature, result.status)
-        if result.status in ("fail", "error"):
+        if result.status == "fail":
             raise ImportRuleError(
                 f"the rule imported for {self.what} disagrees with "
                 f"{function_name(self.function)} itself: {result.describe()}. Check that the "
                 "equivalent means the same as the function, or pass check=False to use it "
                 "unverified.")
+        if result.status == "error":
+            raise ImportRuleError(
+                f"the rule imported for {self.what} broke in its check against "
+                f"{function_name(self.function)} itself, before its first use: "
+                f"{result.describe()}")
         if result.status == "inconclusive":
             warnings.warn(f"{self.what} is used unverified at these inputs: {result.reason}",
                           UncheckedRuleWarning, stacklevel=2)

@@ -244,6 +244,23 @@ def test_a_plain_scipy_call_names_the_function_and_the_fix():
     assert fix in message and message.index(fix) < message.index("buf[i] = x")
 
 
+def test_a_conversion_in_the_users_own_code_is_not_blamed_on_scipy():
+    import scipy.integrate
+
+    import rulebridge.scipy.integrate as rintegrate
+
+    def dynamics(y, t):  # called by SciPy's odeint, but np.asarray here is the user's
+        return -np.asarray(y)
+
+    # the dynamics are traced when the rule is checked before its first use
+    with pytest.raises(rulebridge.ImportRuleError) as info:
+        rulebridge.grad(lambda y0: np.sum(rintegrate.odeint(dynamics, y0, np.arange(3.0))))(X)
+    message = str(info.value)
+    assert "its pullback raised TracingError: a traced value was converted" in message
+    assert "odeint converted" not in message
+    assert scipy.integrate.odeint is not rintegrate.odeint
+
+
 def test_a_function_rulebridge_scipy_lacks_gets_the_import_rule_line():
     import scipy.ndimage
 

@@ -37,9 +37,19 @@ class Named:
 
 
 def candidates(module_name: str) -> dict[str, Callable]:
-    """SciPy's public callables of one mirrored module that NumPy's protocols do not reach, by
-    public name: functions (not ufuncs, not classes), and for `scipy.stats` the public methods
-    of every distribution object (`scipy.stats.norm.logpdf`)."""
+    """SciPy's public callables of one mirrored module that NumPy's protocols do not reach.
+
+    Parameters
+    ----------
+    module_name : str
+        One of `MODULES` (`"scipy.stats"`).
+
+    Returns
+    -------
+    dict of str to callable
+        By public name: functions (not ufuncs, not classes), and for `scipy.stats` the public
+        methods of every distribution object (`"scipy.stats.norm.logpdf"`).
+    """
     return dict(_candidates(module_name))
 
 
@@ -77,8 +87,18 @@ def distribution_names() -> list[str]:
 
 
 def sources_with_counterpart(name: str) -> tuple[str, ...]:
-    """The installed adapters whose `counterpart` finds a function for the SciPy name `name`,
-    in the registry's order (loading them)."""
+    """The installed adapters whose `counterpart` finds a function for a SciPy name.
+
+    Parameters
+    ----------
+    name : str
+        A public SciPy name (`"scipy.stats.norm.logpdf"`).
+
+    Returns
+    -------
+    tuple of str
+        Adapter names, in the registry's order. The adapters are loaded to answer.
+    """
     return _sources_with_counterpart(name, REGISTRY.order())
 
 
@@ -106,10 +126,20 @@ def mirrored_module(name: str) -> str | None:
 
 
 def scipy_caller(frame: types.FrameType | None) -> str | None:
-    """The public name (`scipy.stats.norm.logpdf`) of the SciPy function the user's code called
-    that led, through `frame` and its callers, to the conversion of a traced value; None when
-    no SciPy function is on the way. It is the outermost function in the run of SciPy frames
-    nearest to `frame` whose name SciPy exports (decorators' wrappers are skipped)."""
+    """The SciPy function the user's code called that converted a traced value.
+
+    Parameters
+    ----------
+    frame : frame or None
+        The frame that called `Traced.__array__` (NumPy's own frames above it are skipped).
+
+    Returns
+    -------
+    str or None
+        The public name (`"scipy.stats.norm.logpdf"`) of the outermost function, in the run of
+        SciPy frames between `frame` and the user's code, whose name SciPy exports (decorators'
+        wrappers are skipped); None when the user's code converted the value itself.
+    """
     chain = []
     while frame is not None:
         top = frame.f_globals.get("__name__", "").split(".")[0]
@@ -162,8 +192,19 @@ def _exported(module: str, function: str) -> str | None:
 
 
 def fix_for(name: str) -> str:
-    """The line that makes `name` differentiable: the `rulebridge.scipy` import when it mirrors
-    the function, else `import_rule` (with an equivalent when no source has one of that name)."""
+    """The sentence, with the line of code, that makes a SciPy function differentiable.
+
+    Parameters
+    ----------
+    name : str
+        A public SciPy name, as `scipy_caller` returns it.
+
+    Returns
+    -------
+    str
+        The `rulebridge.scipy` import when it mirrors the function, else the `import_rule` line
+        (with an `equivalent=` when no installed source has a function of that name).
+    """
     module = mirrored_module(name)
     try:
         sources = sources_with_counterpart(name)

@@ -19,6 +19,17 @@ from .dropin import DropIn
 
 
 def imported(source: str) -> list[DropIn]:
-    """The drop-ins with a rule imported from `source` (the compatibility matrix's rows)."""
+    """The drop-ins with a rule imported from `source` (the compatibility matrix's rows).
+
+    Parameters
+    ----------
+    source : str
+        An adapter's name (`"jax"`, `"autograd"`).
+
+    Returns
+    -------
+    list of DropIn
+        Each is callable as SciPy's function; `drop_in.sources` names where its rules come from.
+    """
     return [f for module in (special, stats, linalg, signal, integrate)
             for f in module.DROP_INS.values() if source in f.sources]

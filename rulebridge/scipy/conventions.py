@@ -89,8 +89,8 @@ class _SourceOps:
     counterpart, so the triangle is taken inside the source's differentiation."""
 
     def __init__(self, adapter) -> None:
-        self.tril, self.triu, self.swapaxes, self.conj = (
-            adapter.counterpart(f) for f in (np.tril, np.triu, np.swapaxes, np.conj))
+        self.tril, self.triu, self.swapaxes, self.conj, self.real = (
+            adapter.counterpart(f) for f in (np.tril, np.triu, np.swapaxes, np.conj, np.real))
 
     def triangle(self, m, lower: bool, k: int = 0):
         return self.tril(m, k) if lower else self.triu(m, -k)
@@ -98,9 +98,10 @@ class _SourceOps:
     def matrix(self, m, convention: OneTriangle, bound: inspect.BoundArguments):
         """The matrix SciPy uses when it reads `m` through `convention`."""
         lower = convention.lower(bound)
-        if convention.symmetric:
+        if convention.symmetric:  # LAPACK reads the real part of the diagonal only
             strict = self.triangle(m, lower, -1)
-            return self.triangle(m, lower) + self.conj(self.swapaxes(strict, -1, -2))
+            diagonal = self.real(self.triangle(m, lower) - strict)
+            return strict + self.conj(self.swapaxes(strict, -1, -2)) + diagonal
         if convention.unit_diagonal(bound):
             return self.triangle(m, lower, -1)  # the source, told unit_diagonal, adds the 1s
         return self.triangle(m, lower)

@@ -7,6 +7,7 @@ residuals are just the call's arguments and output, as autograd itself keeps the
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from functools import cached_property
 from typing import Callable, Iterable
@@ -17,7 +18,7 @@ from autograd.core import SparseObject
 import rulebridge
 from rulebridge import Declined, Rule, conform_cotangent, decline_unsupported, function_name
 
-from .callables import bridged, takes_functions
+from .callables import bridged, quiet, takes_functions
 from .catalog import Entry, entries
 from .triangles import one_triangle
 from .unboxed import per_argnum_makers
@@ -118,8 +119,9 @@ class AutogradAdapter(rulebridge.Adapter):
         decline_unsupported(tuple(float if i in functions else s
                                   for i, s in enumerate(signature)))
         if functions:  # autograd calls it on its boxes: hand it one rulebridge differentiates
-            return self._rule(function, signature, Entry(function, bridged(equivalent),
+            rule = self._rule(function, signature, Entry(function, bridged(equivalent),
                                                          "composite"))
+            return dataclasses.replace(rule, pullback=quiet(rule.pullback))
         kind = "primitive" if equivalent in primitive_vjps else "composite"
         return self._rule(function, signature, Entry(function, equivalent, kind))
 

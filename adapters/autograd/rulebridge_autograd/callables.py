@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import types
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -55,4 +56,15 @@ def as_primitive(function: Callable) -> Callable:
         return vjp
 
     defvjp_argnums(call, vjp_maker)
+    return call
+
+
+def quiet(pullback: Callable) -> Callable:
+    """`pullback` without autograd's "Output seems independent of input" warning, which its
+    odeint adjoint raises for dynamics that take no parameters (a zero gradient, correctly)."""
+    def call(*args):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Output seems independent of input")
+            return pullback(*args)
+
     return call
