@@ -23,9 +23,6 @@ def _between(low: float, high: float, name: str) -> Domain:
     return Domain(name, lambda rng, shape: rng.uniform(low, high, shape), imag_scale=0.0)
 
 
-# SPD matrices with no projection of their tangents (also the triangle SciPy ignores).
-FULL_SPD = Domain("symmetric positive definite; tangents in every entry", SPD.sample,
-                  imag_scale=0.0)
 NEAR_ZERO = _between(-0.1, 0.1, "(-0.1, 0.1)")
 SCALE = _between(0.8, 1.6, "(0.8, 1.6)")
 INSIDE = _between(0.2, 0.8, "(0.2, 0.8)")
@@ -73,7 +70,8 @@ COUNTS = (0, 1, 2, 3, 5)
 DISTRIBUTIONS = {
     "norm": Continuous(REAL), "cauchy": Continuous(REAL), "logistic": Continuous(REAL),
     "gumbel_l": Continuous(REAL), "gumbel_r": Continuous(REAL), "laplace": Continuous(NONZERO),
-    "t": Continuous(REAL, (ABOVE_ONE,)), "gennorm": Continuous(NONZERO, (ABOVE_ONE,)),
+    "t": Continuous(REAL, (ABOVE_ONE,)),
+    "gennorm": Continuous(NONZERO, (ABOVE_ONE,), loc_scale=False),
     "expon": Continuous(POSITIVE), "gamma": Continuous(POSITIVE, (POSITIVE,)),
     "chi2": Continuous(POSITIVE, (ABOVE_ONE,)),
     "beta": Continuous(INSIDE, (ABOVE_ONE, ABOVE_ONE), loc_scale=False),
@@ -91,10 +89,10 @@ DISTRIBUTIONS = {
 }
 METHODS = ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "pmf", "logpmf")
 
-MEAN, COV = Arr(REAL, (3,)), Arr(FULL_SPD, (3, 3))
+MEAN, COV = Arr(REAL, (3,)), Arr(SPD, (3, 3))
 ALPHA = Arr(POSITIVE, (3,))
 SIMPLEX = Const(np.array([0.2, 0.3, 0.5]))
-SQUARE, POSDEF = Arr(WELL_CONDITIONED, (4, 4)), Arr(FULL_SPD, (4, 4))
+SQUARE, POSDEF = Arr(WELL_CONDITIONED, (4, 4)), Arr(SPD, (4, 4))
 B, B2 = Arr(REAL, (4,)), Arr(REAL, (4, 2))
 V3 = Arr(REAL, (3,))
 M, V = Arr(REAL, MATRIX), Arr(REAL, VECTOR)

@@ -1,5 +1,6 @@
-"""`rulebridge.scipy.integrate`: `scipy.integrate`, with every function an installed source has a rule for as
-a drop-in (SciPy's own on plain arrays, an imported rule on traced values); the rest is SciPy's."""
+"""`rulebridge.scipy.integrate`: `scipy.integrate`, with every function an installed source has a
+rule for as a drop-in (SciPy's own on plain arrays, an imported rule on traced values); the rest
+is SciPy's."""
 
 from __future__ import annotations
 

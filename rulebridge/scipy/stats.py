@@ -30,7 +30,8 @@ class Distribution:
 
     def __repr__(self) -> str:
         methods = ", ".join(n for n in sorted(self.__dict__) if not n.startswith("_"))
-        return f"<rulebridge.scipy.stats.{self._name}: scipy.stats.{self._name}, rules for {methods}>"
+        return (f"<rulebridge.scipy.stats.{self._name}: scipy.stats.{self._name}, rules for "
+                f"{methods}>")
 
 
 def _namespace() -> tuple[dict[str, Any], dict[str, DropIn]]:
