@@ -18,6 +18,7 @@ SMALL = {
     "gaussian_process": {"n_points": 30},
     "ode_fit": {"n_steps": 40, "dt": 0.15, "every": 2},
     "custom_adapter": {},
+    "mlp": {"steps": 300},
 }
 
 

@@ -105,6 +105,14 @@ def test_the_engines_own_write_ops_are_drawn_as_the_engines():
     assert len(engine) == 1 and not engine & others
 
 
+def test_a_result_in_a_dict_with_a_constant_beside_it():
+    # 3 is a constant of the result, not variable %3 (which the tape also has)
+    _, tape = rulebridge.trace(lambda x: {"y": np.sin(np.cos(np.exp(x))), "n": 3}, np.ones(2))
+    nodes, edges = parse(tape.to_dot())
+    assert len(nodes) == 1 + 3 + 1
+    assert [(a, b) for a, b, _ in edges if b == "result"] == [("op2", "result")]
+
+
 def test_only_edges_from_a_multi_output_op_name_their_variable(traced):
     nodes, edges = parse(traced.to_dot())
     eigh = next(i for i, op in enumerate(traced.ops) if op.rule.function is np.linalg.eigh)

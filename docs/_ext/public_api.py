@@ -37,9 +37,6 @@ GROUPS = {
 }
 # Classes whose methods are mostly the engine's own: only these members are documented.
 CLASS_MEMBERS = {"Tape": ["ops", "replay", "replace", "to_dot"], "Traced": []}
-# Public functions whose docstrings are still prose, pending their numpy-style rewrite together
-# with the typing of rulebridge/api.py. Remove a name once its docstring has "Parameters".
-PROSE_DOCSTRINGS = {"grad", "value_and_grad", "vjp", "trace"}
 PLACEHOLDER = ".. rulebridge-public-names::"
 
 
@@ -105,7 +102,7 @@ def _check_docstring(app, what, name, obj, options, lines) -> None:
         return  # a member or an internal name: not checked here
     if not any(line.strip() for line in lines):
         logger.warning(f"{name} is public but has no docstring")
-    elif (what == "function" and public not in PROSE_DOCSTRINGS and _takes_parameters(obj)
+    elif (what == "function" and _takes_parameters(obj)
           and "Parameters" not in [line.strip() for line in lines]):
         logger.warning(f"{name}'s docstring has no numpy-style 'Parameters' section (a line "
                        f"'Parameters' underlined by '----------')")

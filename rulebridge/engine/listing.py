@@ -110,9 +110,7 @@ def _provenance(rule) -> tuple[str, str]:
 def _edges(inputs, producer: dict[int, str], several: set[str], node: str) -> list[str]:
     edges = []
     for var in _variables_of(inputs):
-        source = producer.get(var)
-        if source is None:  # not a variable: an int that `trace`'s function returned as such
-            continue
+        source = producer[var]
         edges.append(f'  {source} -> {node}' + (f' [label="%{var}"];' if source in several else ";"))
     return edges
 
