@@ -103,8 +103,12 @@ class Run:
         """`(structure, values, variables)` of the result: each leaf's value, and its tape
         variable as it stands now (None for a leaf that is not traced)."""
         result = self.result
-        leaves, structure = ([result], LEAF) if type(result) is Traced else tree_flatten(result)
         tape = self.tape
+        if type(result) is Traced and tape.effects is None:  # the usual result, without a tree
+            if result._tape is not tape:
+                raise nested(None)
+            return LEAF, [tape.protected.unprotected(result._value)], [result._var]
+        leaves, structure = tree_flatten(result)
         if tape.effects is not None:
             tape.effects.check_result(leaves)  # a stale box would seed a wrong variable
         values, variables = tape._unbox_sequence(self.f, leaves)
@@ -218,18 +222,25 @@ class Ownership:
 
     __slots__ = ("_owners",)
 
-    def __init__(self, *held: Any) -> None:
-        self._owners: dict[int, Any] = {}
+    def __init__(self, args: tuple, *held: Any) -> None:
+        """`args`: the call's positional arguments; `held`: anything else the caller holds."""
+        owners: dict[int, Any] = {}
+        self._owners = owners
+        # The per-call cost counts for small programs: an argument that owns its memory is its
+        # own owner, without a frame.
+        for a in args:
+            if type(a) is _ndarray and a.base is None:
+                owners[id(a)] = a
+            elif a is not None and not isinstance(a, float):
+                self.hold(a)
         for tree in held:
-            self.hold(tree)
+            if tree is not None:
+                self.hold(tree)
 
     def hold(self, tree: Any) -> None:
         if isinstance(tree, _ndarray):
             owner = _memory_owner(tree)
             self._owners[id(owner)] = owner
-        elif type(tree) is tuple and not hasattr(tree, "_fields"):  # the arguments: no Structure
-            for item in tree:
-                self.hold(item)
         elif is_container(tree):
             for leaf in tree_flatten(tree)[0]:
                 self.hold(leaf)
@@ -237,7 +248,7 @@ class Ownership:
     def give(self, ct: Any) -> Any:
         if type(ct) is not _ndarray:
             return ct
-        owner = _memory_owner(ct)
+        owner = ct if ct.base is None else _memory_owner(ct)
         if not ct.flags.writeable or id(owner) in self._owners:
             ct = ct.copy()
             owner = ct
