@@ -10,7 +10,7 @@ per op.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, ParamSpec, Sequence, overload
+from typing import Any, Callable, Literal, ParamSpec, Sequence, overload
 
 import numpy as np
 
@@ -105,9 +105,24 @@ def _value_and_grad(f, argnums, has_aux, source, args, kwargs):
             grads if isinstance(argnums, (tuple, list)) else grads[0])
 
 
-def vjp(f: Callable[..., Any], *args: Any,
-        source: str | None = None) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
-    """`(y, pullback)`: `y = f(*args)` and the vector-Jacobian product of `f` at `args`.
+Pullback = Callable[[Any], tuple[Any, ...]]
+
+
+# Two results or three, by has_aux: an overload each, so that unpacking them type-checks.
+@overload
+def vjp(f: Callable[..., Any], *args: Any, has_aux: Literal[False] = False,
+        source: str | None = None) -> tuple[Any, Pullback]: ...
+
+
+@overload
+def vjp(f: Callable[..., Any], *args: Any, has_aux: Literal[True],
+        source: str | None = None) -> tuple[Any, Pullback, Any]: ...
+
+
+def vjp(f: Callable[..., Any], *args: Any, has_aux: bool = False,
+        source: str | None = None) -> tuple[Any, ...]:
+    """`(y, pullback)`: `y = f(*args)` and the vector-Jacobian product of `f` at `args`;
+    `(y, pullback, aux)` with `has_aux`.
 
     Parameters
     ----------
@@ -116,6 +131,9 @@ def vjp(f: Callable[..., Any], *args: Any,
     *args
         Its positional arguments, arrays, scalars or containers of them. Every float or complex
         leaf is traced; other leaves are constants.
+    has_aux : bool
+        `f` returns `(y, aux)`: aux's values come back as a third result, and no cotangent
+        flows through them (JAX's meaning).
     source : str, optional
         The adapter whose rules to use; None lets rulebridge choose.
 
@@ -129,9 +147,12 @@ def vjp(f: Callable[..., Any], *args: Any,
         returns a tuple with one cotangent per positional argument, in the argument's
         structure (None for a leaf that is not a float or complex array or scalar). It can be
         called any number of times.
+    aux
+        With `has_aux` only: aux's values.
     """
     with collector_paused:
         run = Run(f, args, {}, range(len(args)), False, source)
+    aux = run.split_aux() if has_aux else None
     structure, values, variables = run.outputs()
     y = structure.unflatten(values)
     run.tape.shed_large_values()
@@ -141,10 +162,10 @@ def vjp(f: Callable[..., Any], *args: Any,
         seeds = seeds_of(f, structure, values, variables, ybars)
         with collector_paused:
             cts = run.sweep(seeds)
-        owner = Ownership(args, ybar, y)
+        owner = Ownership(args, ybar, y, aux)
         return tuple(run.gradient(i, cts, owner) for i in range(len(args)))
 
-    return y, pullback
+    return (y, pullback, aux) if has_aux else (y, pullback)
 
 
 def trace(f: Callable[..., Any], *args: Any, source: str | None = None) -> tuple[Any, Tape]:

@@ -210,6 +210,26 @@ def test_has_aux_with_a_container_aux(source):
 
 
 @pytest.mark.parametrize("source", SOURCES)
+def test_vjp_with_aux_as_jax(source):
+    def program(xp, p):
+        h = xp.tanh(p["W"] @ p["x"])
+        return {"h": h, "s": xp.sum(h)}, {"h_copy": h * 1.0, "step": 4}
+
+    p = {"W": np.array([[0.5, -1.0], [2.0, 0.3]]), "x": np.array([0.7, -0.2])}
+    y, pullback, aux = rb.vjp(functools.partial(program, np), p, has_aux=True, source=source)
+    ybar = {"h": np.array([1.0, -3.0]), "s": 2.0}
+    (g,) = pullback(ybar)
+    with jax.enable_x64(True):
+        jy, jax_pullback, jaux = jax.vjp(functools.partial(program, jnp),
+                                         jax.tree_util.tree_map(jnp.asarray, p), has_aux=True)
+        (expected,) = jax_pullback(jax.tree_util.tree_map(jnp.asarray, ybar))
+    assert aux["step"] == 4 and type(aux["h_copy"]) is np.ndarray
+    np.testing.assert_allclose(aux["h_copy"], np.asarray(jaux["h_copy"]), rtol=1e-12)
+    assert_tree_close(y, as_numpy(jy), rtol=1e-12)
+    assert_tree_close(g, as_numpy(expected))
+
+
+@pytest.mark.parametrize("source", SOURCES)
 def test_grad_of_a_size_one_result_as_autograd(source):
     f = lambda x: np.sin(x[:1]) * x[1]  # shape (1,)
     x = np.array([0.4, 2.0])

@@ -31,6 +31,7 @@ value, g2 = rb.value_and_grad(loss, argnums=(0,), source="autograd")(params, x, 
 g3, aux = rb.grad(with_aux, has_aux=True)(params, x)
 y, pullback = rb.vjp(np.sin, x)
 cotangents: tuple[Any, ...] = pullback(np.ones_like(x))
+out, pullback_aux, aux2 = rb.vjp(with_aux, params, x, has_aux=True)
 J = rb.jacobian(lambda v: np.sin(v))(x[0])
 J2 = rb.jacobian(np.sin)(x[0])
 E = rb.elementwise_grad(np.tanh)(x)
