@@ -7,7 +7,7 @@ from typing import Callable
 
 from .api import check_grads, elementwise_grad, grad, jacobian, trace, value_and_grad, vjp
 from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning, assert_rule,
-                       check_on_first_use, check_rule)
+                       check_on_first_use, check_rule, trust)
 from .checking import firstuse as _firstuse
 from .checking import status as _status
 from .checking.debug import debug
@@ -16,11 +16,12 @@ from .engine.box import Traced
 from .engine.tape import Op, Tape
 from .errors import (AdapterError, AdapterWarning, Declined, GradientCheckError, ImportRuleError,
                      MutationError, NestedDifferentiationError, NoRuleError, RulebridgeError,
-                     RuleContractError, TracingError)
+                     RuleContractError, TracingError, UnverifiedRuleError)
 from .flat import flatten
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
+from .rules.keys import key_of
 from .rules.namespaces import dispatched_functions, dispatches
 from .rules.registry import REGISTRY
 from .rules.rule import CallForward, Rule, SparseCotangent, function_name
@@ -121,10 +122,10 @@ def lookup(function: Callable, signature: Signature, source: str | None = None) 
     return REGISTRY.require(function, signature, source)
 
 
-# What the user asked for before importing: the shipped check results choose among sources
-# (read when the first rule is looked up), and RULEBRIDGE_CHECK_ON_FIRST_USE.
+# The shipped check results choose among sources (read when the first rule is looked up), and
+# a key they do not cover is checked at its first inputs (rulebridge.trust() turns that off).
 REGISTRY.add_status_loader(_status.install)
-_firstuse.enable_from_environment()
+_firstuse.install(REGISTRY)
 
 __all__ = [
     "GradientCheckError", "check_grads", "elementwise_grad", "flatten", "jacobian",
@@ -133,11 +134,13 @@ __all__ = [
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
     "NestedDifferentiationError", "NoRuleError", "Op", "Rule", "RuleCheckError",
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",
-    "Traced", "TracingError", "TriangleCall", "UncheckedRuleWarning", "adapters", "assert_rule",
+    "Traced", "TracingError", "TriangleCall", "UncheckedRuleWarning", "UnverifiedRuleError",
+    "adapters", "assert_rule",
     "check_on_first_use", "check_rule", "conform_cotangent", "debug", "debug_enabled",
     "decline_unsupported", "dispatched_functions", "dispatches", "format_signature",
-    "format_spec", "function_name", "grad", "hermitian_from_triangle", "import_rule", "is_differentiable", "lookup",
+    "format_spec", "function_name", "grad", "hermitian_from_triangle", "import_rule", "is_differentiable",
+    "key_of", "lookup",
     "lower_triangle_cotangent", "measure_rules", "one_triangle_call", "parse_signature",
     "prefer", "reads_one_triangle", "register_adapter", "rules", "signature_of", "spec_of",
-    "trace", "triangle_read", "value_and_grad", "vjp",
+    "trace", "triangle_read", "trust", "value_and_grad", "vjp",
 ]

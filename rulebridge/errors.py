@@ -11,6 +11,16 @@ class NoRuleError(RulebridgeError, TypeError):
     """No adapter offers a rule for this function at this concrete signature."""
 
 
+class UnverifiedRuleError(NoRuleError):
+    """No source's rule passed its check at a key no status verifies: each source's rule was
+    checked at the call's inputs before use and failed or raised. `.results` holds each
+    source's CheckResult."""
+
+    def __init__(self, message: str, results: list = ()) -> None:
+        super().__init__(message)
+        self.results = list(results)
+
+
 class Declined(RulebridgeError):
     """Raised by an adapter's `build_rule` for a function or signature it will not cover."""
 

@@ -80,7 +80,7 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
     for imported in imports:
         imported.probe()  # every import-time error before anything is registered
     for imported in imports:
-        REGISTRY.add_import(function, imported.source, imported.build)
+        REGISTRY.add_import(function, imported.source, imported.build, trusted=not check)
     return _differentiable(function)
 
 

@@ -1,4 +1,4 @@
-"""check_on_first_use and the pytest plugin: the checker as users meet it."""
+"""The check at first use (the default) and the pytest plugin: the checker as users meet it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import rulebridge
-from rulebridge import Declined, Rule, RuleCheckError
+from rulebridge import Declined, Rule, RuleCheckError, UnverifiedRuleError
 
 pytest_plugins = ["pytester"]
 
@@ -39,31 +39,26 @@ def flipped():
     rulebridge.REGISTRY.unregister(SignFlippedSin.name)
 
 
-@pytest.fixture
-def first_use():
-    rulebridge.check_on_first_use(True)
-    yield
-    rulebridge.check_on_first_use(False)
-
-
-def test_a_wrong_unverified_rule_raises_at_first_use(flipped, first_use):
+def test_a_wrong_unverified_rule_raises_at_first_use(flipped):
     x = np.linspace(0.1, 1.0, 4)
-    with pytest.raises(RuleCheckError, match=r"numpy\.sin.*sign-flipped-sin"):
+    with pytest.raises(UnverifiedRuleError, match=r"numpy\.sin.*\n.*sign-flipped-sin: fail"):
         rulebridge.vjp(np.sin, x, source=flipped)
 
 
-def test_without_the_option_the_rule_is_used_as_is(flipped):
-    x = np.linspace(0.1, 1.0, 4)
-    _, pullback = rulebridge.vjp(np.sin, x, source=flipped)
-    np.testing.assert_allclose(pullback(np.ones(4))[0], -np.cos(x))
+def test_trusting_the_rule_is_used_as_is(flipped):
+    x = np.linspace(0.1, 1.0, 4)[:, None]
+    with rulebridge.trust():
+        _, pullback = rulebridge.vjp(np.sin, x, source=flipped)
+    np.testing.assert_allclose(pullback(np.ones((4, 1)))[0], -np.cos(x))
 
 
-def test_a_right_unverified_rule_runs_after_its_check(first_use):
+def test_a_right_unverified_rule_runs_after_its_check():
     x = np.random.default_rng(0).normal(size=(2, 2, 2))  # 3-d: not a signature the matrix has
     g = rulebridge.grad(lambda x: np.sum(np.sin(x)), source="autograd")(x)
     np.testing.assert_allclose(g, np.cos(x))
     rule = rulebridge.lookup(np.sin, rulebridge.signature_of((x,)), "autograd")
-    assert rule.checked and rule.status == "pass"
+    assert rule.status == "pass" and type(rule) is Rule  # the rule itself from now on
+    assert rulebridge.REGISTRY.checked("numpy.sin", "(float64[:, :, :])")["autograd"] == "pass"
 
 
 def test_assert_rule_raises_with_the_reason(flipped):

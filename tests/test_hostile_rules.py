@@ -54,7 +54,8 @@ def hostile():
     def install(**behaviour):
         rb.register_adapter(HostileAdapter(**behaviour))
 
-    yield install
+    with rb.trust():  # the engine's own checks, not the check at first use (test_trust.py)
+        yield install
     REGISTRY.unregister("hostile")
 
 

@@ -18,7 +18,8 @@ from rulebridge.checking import conventions, render, status
 from rulebridge.checking.catalogue import cases_for
 from rulebridge.checking.command import main as matrix_main, version_mismatch
 from rulebridge.checking.matrix import (ERROR_FIGURE_FACTOR, Plan, case_key, changed_cells,
-                                        check_function, example_args, same_cell)
+                                        check_function, example_call, same_cell)
+from rulebridge.rules.keys import format_key, normalise
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKDOWN, JSON = ROOT / "compat_matrix.md", ROOT / "compat_matrix.json"
@@ -103,19 +104,22 @@ def test_a_failed_rule_is_not_chosen_when_another_source_is_verified():
     found = _pair_with_one_failed_source()
     if found is None:
         pytest.skip("no committed signature fails for autograd and passes for another source")
-    function_name, signature, good = found
+    function_name, key, good = found
+    function = next(f for f in rulebridge.REGISTRY.adapter("autograd").functions()
+                    if rulebridge.function_name(f) == function_name)
     for number, case in enumerate(cases_for(function_name)):
         for dtype in PLAN.dtypes:
-            args = example_args(case, dtype, case_key(PLAN.seed, function_name, dtype, number))
-            if rulebridge.format_signature(rulebridge.signature_of(args)) == signature:
-                function = next(f for f in rulebridge.REGISTRY.adapter("autograd").functions()
-                                if rulebridge.function_name(f) == function_name)
-                rule = rulebridge.lookup(function, rulebridge.signature_of(args))
+            call = example_call(case, dtype, case_key(PLAN.seed, function_name, dtype, number))
+            args, _, config = normalise(function, *call)
+            signature = rulebridge.signature_of(args)
+            if format_key(signature, config) == key:
+                rule = rulebridge.REGISTRY.lookup(function, signature, None, config)
                 assert rule.source == good and rule.status == "pass"
-                assert rulebridge.lookup(function, rulebridge.signature_of(args),
-                                         "autograd").status == "fail"
+                # named, the failed source raises rather than give its wrong number
+                with pytest.raises(rulebridge.NoRuleError, match="autograd: its rule failed"):
+                    rulebridge.REGISTRY.require(function, signature, "autograd", config)
                 return
-    pytest.fail(f"no catalogue case has the signature {signature} of {function_name}")
+    pytest.fail(f"no catalogue case has the key {key} of {function_name}")
 
 
 def test_rulebridge_matrix_check_passes():
@@ -130,8 +134,9 @@ def test_every_row_matches_the_committed_matrix(rulebridge_row):
 
 
 def test_sources_disagreeing_with_numpy_show_as_failures():
-    # autograd's rfft ignores `n` (NumPy pads or crops): a real divergence, shown, not hidden.
+    # autograd's rfft ignores `norm` (NumPy scales by 1/n): a real divergence, shown, not hidden.
     cells = [c for c in COMMITTED["cells"] if c["function"] == "numpy.fft.rfft"
-             and c["source"] == "autograd" and c["kwargs"] == "n=6" and c["dtype"] == "float64"]
+             and c["source"] == "autograd" and c["kwargs"] == "norm='forward'"
+             and c["dtype"] == "float64"]
     assert cells and cells[0]["status"] == "fail" and "finite differences" in cells[0]["reason"]
     assert np.isfinite(cells[0]["max_rel_error"])

@@ -37,10 +37,17 @@ def test_a_failed_rule_is_refused_with_the_reason(every_sin_marked_failed):
         rb.grad(lambda x: np.sum(np.sin(x)))(np.ones(3))
 
 
-def test_an_explicit_source_gets_its_rule_as_it_is(autograd_sin_marked_failed):
+def test_an_explicit_source_whose_rule_failed_raises_saying_so(autograd_sin_marked_failed):
     x = np.linspace(0.0, 1.0, 4)
-    np.testing.assert_array_equal(rb.grad(lambda x: np.sum(np.sin(x)), source="autograd")(x),
-                                  np.cos(x))
+    with pytest.raises(rb.NoRuleError, match="autograd: its rule failed"):
+        rb.grad(lambda x: np.sum(np.sin(x)), source="autograd")(x)
+
+
+def test_trusting_an_explicit_source_gets_its_rule_as_it_is(autograd_sin_marked_failed):
+    x = np.linspace(0.0, 1.0, 4)
+    with rb.trust():
+        g = rb.grad(lambda x: np.sum(np.sin(x)), source="autograd")(x)
+    np.testing.assert_array_equal(g, np.cos(x))
 
 
 def test_another_source_is_chosen_over_a_failed_rule(autograd_sin_marked_failed):

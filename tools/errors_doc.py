@@ -84,8 +84,9 @@ EXAMPLES = [
     Example(rb.RuleContractError,
             "rb.register_adapter(_WrongShapeAdapter())\n"
             "try:\n"
-            "    y, pullback = rb.vjp(np.sin, np.ones(3), source='broken')\n"
-            "    pullback(np.ones(3))\n"
+            "    with rb.trust():  # no check at first use, which would stop this rule first\n"
+            "        y, pullback = rb.vjp(np.sin, np.ones(3), source='broken')\n"
+            "        pullback(np.ones(3))\n"
             "finally:\n"
             "    rb.REGISTRY.unregister('broken')",
             "A rule broke the contract: its forward did not return (output, residuals), its "
@@ -95,6 +96,19 @@ EXAMPLES = [
             "the adapter, the function and the signature.",
             "Report it to that adapter's authors; meanwhile choose another source "
             "(`rulebridge.prefer(function, 'jax')`)."),
+    Example(rb.UnverifiedRuleError,
+            "rb.register_adapter(_WrongShapeAdapter())\n"
+            "try:\n"
+            "    rb.vjp(np.sin, np.ones((3, 1, 1)), source='broken')\n"
+            "finally:\n"
+            "    rb.REGISTRY.unregister('broken')",
+            "A call arrived at a key (function, signature, keywords and static arguments) that "
+            "no shipped status verifies, and no source's rule passed its check at the call's "
+            "inputs: each failed, raised or broke the contract (the message gives each result). "
+            "No wrong number is returned. It is also a NoRuleError.",
+            "Call the function in a configuration a source supports (compat_matrix.md), "
+            "prefer or install another source, or report the rule; `rulebridge.trust()` uses "
+            "unverified rules unchecked."),
     Example(rb.AdapterError,
             "rb.grad(lambda x: np.sum(x), source='nonexistent')(np.ones(3))",
             "An adapter is not installed, failed to import, or raised while building a rule.",
@@ -150,16 +164,15 @@ EXAMPLES = [
             "Report it to that adapter's authors, or uninstall it."),
     Example(rb.UncheckedRuleWarning,
             "rb.register_adapter(_AbsAdapter())\n"
-            "rb.check_on_first_use(True)\n"
             "try:\n"
             "    y, pullback = rb.vjp(np.abs, np.full(3, 1e-9), source='unverified')\n"
             "    pullback(np.ones(3))\n"
             "finally:\n"
-            "    rb.check_on_first_use(False)\n"
             "    rb.REGISTRY.unregister('unverified')",
-            "With `check_on_first_use`, finite differences could not decide an unverified rule "
-            "at the user's inputs (a kink, a tie).",
-            "Nothing to fix; the rule is used unverified at that point."),
+            "Finite differences could not decide an unverified rule at the user's inputs (a "
+            "kink, a tie), in the check every unverified key gets at first use.",
+            "Nothing to fix; the rule is used unverified at those inputs, and the next calls' "
+            "inputs are checked again."),
     Example(TypeError,
             "rb.grad(lambda x: x * 2.0)(np.ones(3))",
             "Misuse of the API: grad of a non-scalar, a non-float argument in argnums, a bad "

@@ -2,8 +2,8 @@
 matrix built from those checks."""
 
 from .check import TOLERANCES, assert_rule, check_rule
-from .firstuse import UncheckedRuleWarning, check_on_first_use
+from .firstuse import UncheckedRuleWarning, check_on_first_use, trust
 from .result import CheckResult, RuleCheckError
 
 __all__ = ["CheckResult", "RuleCheckError", "TOLERANCES", "UncheckedRuleWarning", "assert_rule",
-           "check_on_first_use", "check_rule"]
+           "check_on_first_use", "check_rule", "trust"]

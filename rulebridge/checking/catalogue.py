@@ -8,12 +8,13 @@ live in `tables_*.py`, as data, spelled with the builders of cases.py; this modu
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Callable, Iterable
 
 from ..rules.namespaces import NAMESPACES, dispatched_functions
 from ..rules.rule import function_name
-from . import tables_elementwise, tables_linalg, tables_scipy, tables_shape
+from . import settings, tables_elementwise, tables_linalg, tables_scipy, tables_shape
 from .cases import Case
 
 
@@ -31,11 +32,26 @@ _CASES: dict[str, list[Case]] | None = None
 
 
 def cases_for(name: str) -> list[Case]:
-    """The cases for a function name (`numpy.sin`); [] when the catalogue has no domain for it."""
+    """The cases for a function name (`numpy.sin`): its table's, then one per configuration of
+    the keywords it declares (rulebridge/checking/settings.py); [] when the catalogue has no
+    domain for it."""
     global _CASES
     if _CASES is None:
         _CASES = _tables()
-    return _CASES.get(name, [])
+    cases = _CASES.get(name, [])
+    if name not in _WITH_SETTINGS and cases:
+        function = _by_name().get(name)
+        extra = [] if function is None else settings.extra_cases(function, name, cases, Case)
+        _WITH_SETTINGS[name] = cases + extra
+    return _WITH_SETTINGS.get(name, cases)
+
+
+_WITH_SETTINGS: dict[str, list[Case]] = {}
+
+
+@functools.cache
+def _by_name() -> dict[str, Callable]:
+    return {name: function for function, name in introspected().items()}
 
 
 def introspected() -> dict[Callable, str]:

@@ -18,6 +18,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..errors import ImportRuleError
+from ..rules.keys import configuration, format_settings, normalise
 from ..rules.registry import REGISTRY
 from ..rules.rule import Rule, function_name
 from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable, signature_of
@@ -30,6 +32,7 @@ TOLERANCES = {"float64": (1e-6, 1e-8), "float32": (2e-3, 2e-5)}
 # The primal is NumPy's own computation in every rule we ship, so it must match closely.
 PRIMAL_RTOL = {"float64": 1e-12, "float32": 1e-5}
 DEFAULT_DIRECTIONS = 3
+NUMPY_RAISED = "NumPy's own"  # how a verdict starts when NumPy rejects the inputs itself
 
 
 class _Verdict(Exception):
@@ -104,8 +107,11 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
                outputs: Sequence[int] | None = None) -> CheckResult:
     """`check_rule` with the call's keyword arguments as a dict, so that none of them can be
     mistaken for an option of the check (the engine's first-use check goes through here)."""
-    rule = (func if isinstance(func, Rule)
-            else REGISTRY.require(func, signature_of(example_args), source))
+    if not isinstance(func, Rule):  # the call in its one spelling, and the rule for its key
+        example_args, kwargs, config = normalise(func, example_args, kwargs)
+        rule = REGISTRY.candidate(func, signature_of(example_args), source, config)
+    else:
+        rule = func
     rule = getattr(rule, "original", None) or rule  # the rule itself, not a first-use wrapper
     name = function_name(rule.function)
     signature = format_signature(signature_of(example_args))
@@ -113,7 +119,7 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
     default_rtol, default_atol = TOLERANCES[precision]
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
-    static = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    static = format_settings(configuration(rule.function, example_args, kwargs))
 
     def result(status: str, error: float | None, reason: str) -> CheckResult:
         return CheckResult(name, rule.source, signature, status, error, rtol, seed, directions,
@@ -170,7 +176,7 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
     try:
         expected = function(*args, **kwargs)
     except Exception as exc:
-        raise _Verdict("error", f"NumPy's own {function_name(function)} raised "
+        raise _Verdict("error", f"{NUMPY_RAISED} {function_name(function)} raised "
                                 f"{type(exc).__name__} at these inputs: {exc}") from None
     out, residuals = _call("forward", rule.forward, args, kwargs)
     _unmutated(snapshot, args, "its inputs in its forward")
@@ -234,6 +240,8 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
 def _call(stage: str, fn: Callable, *args):
     try:
         return fn(*args)
+    except ImportRuleError:
+        raise  # the user's import is wrong, not the rule under check: say so as it says
     except Exception as exc:
         raise _Verdict("error", f"its {stage} raised {type(exc).__name__}: {exc}") from None
 

@@ -68,11 +68,12 @@ class CheckingRegistry:
     def cache(self, source: str | None) -> dict:
         return self._rules
 
-    def lookup(self, function: Callable, signature, source: str | None = None) -> Rule:
-        rule = self._registry.lookup(function, signature, source)
+    def lookup(self, function: Callable, signature, source: str | None = None,
+               config: tuple = ()) -> Rule:
+        rule = self._registry.lookup(function, signature, source, config)
         if not rule.missing:
             rule = checking(rule)
-        self._rules[(function, signature)] = rule
+        self._rules[(function, signature, config) if config else (function, signature)] = rule
         return rule
 
     def __getattr__(self, name: str) -> Any:

@@ -1,24 +1,35 @@
-"""Check an unverified rule at the user's own inputs the first time it runs.
+"""An unverified key is checked before it is trusted.
 
-`rulebridge.check_on_first_use(True)` (or the environment variable
-RULEBRIDGE_CHECK_ON_FIRST_USE=1) wraps every rule the compatibility matrix has not verified for
-that signature: its first forward runs `check_rule` at the inputs it receives (in the function's
-domain by construction: the user's program computes there) and raises RuleCheckError if the rule
-fails or breaks the contract. Later calls go straight to the rule.
+When a call arrives at a key (function, signature, configuration: rulebridge/rules/keys.py) at
+which no status verifies any source's rule, the registry hands its candidates, in preference
+order, to `choose`. The rule it returns checks them at the call's own inputs the first time it
+runs (`check_call`: the dot-product test against finite differences of NumPy's function, in its
+domain by construction, since the user's program computes there), before any pullback is used:
+the first candidate that passes is used, and the verdicts are recorded in the registry, so
+every later call at that key in this process goes straight to the chosen rule. A candidate
+that fails, raises or breaks the contract is never used. When none passes, the call raises
+`UnverifiedRuleError` naming the function, the key, each source's result and what to do.
+
+Where finite differences cannot decide at the inputs (a kink, a tie, a non-finite value) the
+first such candidate is used with an `UncheckedRuleWarning`, and the key is checked again at the
+next call's inputs, up to `ATTEMPTS` times.
+
+`trust()` turns this off: unverified rules are used unchecked, as the user asked.
 """
 
 from __future__ import annotations
 
-import os
+import threading
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
-from ..rules.registry import REGISTRY
+from ..errors import UnverifiedRuleError
+from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
-from .check import check_call
-from .result import RuleCheckError
+from .check import NUMPY_RAISED, check_call
+from .result import CheckResult
 
-ENVIRONMENT_VARIABLE = "RULEBRIDGE_CHECK_ON_FIRST_USE"
+ATTEMPTS = 3  # checks of a key that finite differences cannot decide before it is settled
 
 
 class UncheckedRuleWarning(UserWarning):
@@ -27,55 +38,132 @@ class UncheckedRuleWarning(UserWarning):
 
 @dataclass(eq=False, repr=False)
 class FirstUseRule(Rule):
-    """An unverified rule whose first forward checks it; `original` is the rule itself."""
+    """Stands for `candidates` at `key` until a check at the first inputs picks one. Each op it
+    records keeps the rule it chose, so its pullback is that rule's."""
 
-    original: Rule | None = None
-    checked: bool = False
+    candidates: tuple = ()
+    key: str = ""
+    chosen: Rule | None = None
+    attempts: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def checked(self) -> bool:
+        return self.chosen is not None
+
+    @property
+    def original(self) -> Rule:
+        """The rule in use: the chosen one, or before a check the preferred candidate."""
+        return self.chosen or self.candidates[0]
 
 
-def _wrap(rule: Rule) -> Rule:
-    if rule.missing or rule.status == "pass" or isinstance(rule, FirstUseRule):
-        return rule
-    wrapper = FirstUseRule(**{f.name: getattr(rule, f.name) for f in fields(Rule)},
-                           original=rule)
+def choose(candidates: list[Rule], key: str, registry: Registry = REGISTRY) -> Rule:
+    """The registry's chooser (see the module docstring)."""
+    first = candidates[0]
+    wrapper = FirstUseRule(**{f.name: getattr(first, f.name) for f in fields(Rule)},
+                           candidates=tuple(candidates), key=key)
+    wrapper.sparse_pullback = wrapper.unary_vjp = None  # its pullback is the chosen rule's
 
     def forward(args, kwargs):
-        if not wrapper.checked:
-            result = check_call(rule, args, kwargs)
-            wrapper.checked = True
-            wrapper.status = result.status
-            if result.status in ("fail", "error"):
-                raise RuleCheckError(result, hint=(
-                    "rulebridge.check_on_first_use checked this rule at your inputs and it is "
-                    "wrong there. Use another source (source=... or rulebridge.prefer(function, "
-                    "name)), or report it to the adapter's authors."))
-            if result.status == "inconclusive":
-                warnings.warn(f"{rule.describe()} could not be checked at these inputs: "
-                              f"{result.reason}", UncheckedRuleWarning, stacklevel=2)
-        return rule.forward(args, kwargs)
+        rule = wrapper.chosen
+        if rule is None or wrapper.attempts:
+            with wrapper.lock:
+                rule = _pick(wrapper, args, kwargs, registry)
+        out, residuals = rule.forward(args, kwargs)
+        return out, (rule, residuals)
 
-    wrapper.forward = forward
+    def pullback(residuals, g, argnums):
+        rule, inner = residuals
+        return rule.pullback(inner, g, argnums)
+
+    wrapper.forward, wrapper.pullback = forward, pullback
     return wrapper
+
+
+def _pick(wrapper: FirstUseRule, args: tuple, kwargs, registry: Registry) -> Rule:
+    if wrapper.chosen is not None and not wrapper.attempts:
+        return wrapper.chosen  # another thread decided while this one waited
+    results: list[CheckResult] = []
+    undecided = None
+    for rule in wrapper.candidates:
+        result = check_call(rule, args, kwargs)
+        if result.status == "error" and result.reason.startswith(NUMPY_RAISED):
+            rule.function(*args, **kwargs)  # the user's own error, as NumPy words it
+        results.append(result)
+        if result.status == "pass":
+            registry.record_check(rule.name, rule.source, wrapper.key, "pass")
+            wrapper.chosen, wrapper.attempts, wrapper.status = rule, 0, "pass"
+            return rule
+        if result.status in ("fail", "error"):
+            registry.record_check(rule.name, rule.source, wrapper.key, result.status)
+        elif undecided is None:
+            undecided = (rule, result)
+    if undecided is None:
+        raise UnverifiedRuleError(_no_rule_passed(wrapper, results), results)
+    rule, result = undecided
+    wrapper.attempts += 1
+    settled = wrapper.attempts >= ATTEMPTS
+    if settled:
+        wrapper.attempts = 0
+    wrapper.chosen, wrapper.status = rule, "inconclusive"
+    warnings.warn(f"{rule.name}{wrapper.key} from {rule.source} could not be checked at these "
+                  f"inputs: {result.reason}. It is used unverified"
+                  + (" from now on." if settled else "; the next call's inputs are checked."),
+                  UncheckedRuleWarning, stacklevel=4)
+    return rule
+
+
+def _no_rule_passed(wrapper: FirstUseRule, results: list[CheckResult]) -> str:
+    lines = [f"no rule for {wrapper.name}{wrapper.key} passed its check at these inputs, so "
+             "none is used (a wrong gradient is never returned):"]
+    lines += [f"  {r.source}: {r.status}: {r.reason}" for r in results]
+    sources = [r.source for r in results]
+    lines.append(
+        "  The check compares each source's pullback with central differences of NumPy's own "
+        "function at your inputs, at this exact configuration (keywords and static "
+        "arguments). What to do: call the function with a configuration a source supports "
+        "(compat_matrix.md lists what passes), install or prefer another source "
+        f"(source='NAME', or rulebridge.prefer({wrapper.name}, 'NAME'); tried: "
+        f"{', '.join(sources)}), or report the failure to the source's authors. "
+        "rulebridge.trust() uses unverified rules unchecked, at your own risk.")
+    return "\n".join(lines)
+
+
+class trust:
+    """`rulebridge.trust()`: use rules that no status verifies at a key without checking them
+    first (the behaviour before checks at first use were the default). As a context manager,
+    only inside the block: `with rulebridge.trust(): ...`. `trust(False)` restores checking.
+
+    Parameters
+    ----------
+    enabled : bool
+        True to trust unverified rules, False to check them at first use (the default).
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        self._before = REGISTRY.trusting
+        REGISTRY.trust(enabled)
+
+    def __enter__(self) -> "trust":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        REGISTRY.trust(self._before)
 
 
 def check_on_first_use(enabled: bool = True) -> None:
     """Check every unverified rule at the first inputs it is used at, before trusting it.
 
-    The same switch as the environment variable ``RULEBRIDGE_CHECK_ON_FIRST_USE=1``. A rule the
-    compatibility matrix verified at the signature is used without a new check; the first call
-    of any other raises `RuleCheckError` if the rule fails there.
+    Kept for older code: this is the default now. ``check_on_first_use(False)`` is
+    ``rulebridge.trust()``.
 
     Parameters
     ----------
     enabled : bool, optional
-        True switches the check on for the whole process, False off.
+        True checks unverified keys at first use (the default), False trusts them unchecked.
     """
-    if enabled:
-        REGISTRY.add_resolve_hook(_wrap)
-    else:
-        REGISTRY.remove_resolve_hook(_wrap)
+    REGISTRY.trust(not enabled)
 
 
-def enable_from_environment() -> None:
-    if os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on"):
-        check_on_first_use(True)
+def install(registry: Registry = REGISTRY) -> None:
+    registry.set_chooser(lambda candidates, key: choose(candidates, key, registry))

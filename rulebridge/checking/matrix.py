@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import AdapterError, NoRuleError
 from ..rules.adapter import requirement_names
 from ..rules.registry import REGISTRY
+from ..rules.keys import format_key, format_settings, normalise
 from ..rules.signature import format_signature, signature_of
 from .catalogue import cases_for, rows
 from .check import check_call
@@ -137,8 +138,17 @@ def _check_row(name: str, plan: Plan) -> list[dict]:
 
 def example_args(case, dtype: str, key: str) -> tuple:
     """The inputs of one case in one column, the same in every process."""
+    return example_call(case, dtype, key)[0]
+
+
+def example_call(case, dtype: str, key: str) -> tuple[tuple, dict]:
+    """The positional and keyword arguments of one case in one column (a keyword may be a
+    descriptor too: `where=Bools(MATRIX)`), the same in every process."""
     rng = np.random.default_rng(zlib.crc32(key.encode()))
-    return build_args(case.args, rng, np.dtype(dtype))
+    args = build_args(case.args, rng, np.dtype(dtype))
+    names = list(case.kwargs)
+    values = build_args(tuple(case.kwargs.values()), rng, np.dtype(dtype))
+    return args, dict(zip(names, values))
 
 
 def case_key(seed: int, name: str, dtype: str, number: int) -> str:
@@ -146,38 +156,43 @@ def case_key(seed: int, name: str, dtype: str, number: int) -> str:
 
 
 def _check_case(name, function, case, dtype, key, sources, seed) -> list[dict]:
-    def fresh_args():
-        return example_args(case, dtype, key)
+    def fresh_call():
+        return example_call(case, dtype, key)
 
-    args = fresh_args()
+    # Cells are keyed as the engine keys a call: the one spelling, its configuration.
+    args, kwargs, config = normalise(function, *fresh_call())
     signature = format_signature(signature_of(args))
-    label = case.label()
+    label = format_settings(config)
+    trust_key = format_key(signature_of(args), config)
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            function(*args, **case.kwargs)
+            function(*args, **kwargs)
     except Exception as exc:
         reason = f"NumPy's {name} rejects these inputs: {type(exc).__name__}: {exc}"
-        return [_cell(name, s, dtype, signature, "undefined", label, reason=_line(reason))
+        return [_cell(name, s, dtype, signature, "undefined", label, reason=_line(reason),
+                      key=trust_key)
                 for s in sources if function in _WORKER["offered"][s]]
     cells = []
     for source in sources:
         if function not in _WORKER["offered"][source]:
             continue
         try:
-            result = check_call(function, fresh_args(), case.kwargs, source=source, seed=seed,
+            # the source's own rule, whatever the shipped status says of it
+            result = check_call(function, *fresh_call(), source=source, seed=seed,
                                 outputs=case.seeded_outputs(dtype))
         except NoRuleError as exc:
             cells.append(_cell(name, source, dtype, signature, "not offered", label,
-                               reason=_refusal(str(exc), source)))
+                               reason=_refusal(str(exc), source), key=trust_key))
             continue
         except Exception as exc:  # the adapter broke while building: that is its cell's error
             cells.append(_cell(name, source, dtype, signature, "error", label,
-                               reason=_line(f"{type(exc).__name__}: {exc}")))
+                               reason=_line(f"{type(exc).__name__}: {exc}"), key=trust_key))
             continue
         error = None if result.max_rel_error is None else float(f"{result.max_rel_error:.1e}")
         cells.append(_cell(name, source, dtype, signature, result.status, label, error,
-                           _line(result.reason) if result.status != "pass" else ""))
+                           _line(result.reason) if result.status != "pass" else "",
+                           key=trust_key))
     return cells
 
 
@@ -216,10 +231,12 @@ def changed_cells(committed: list[dict],
 
 
 def _cell(function, source, dtype, signature, status, kwargs="", max_rel_error=None,
-          reason="") -> dict:
+          reason="", key="") -> dict:
+    """One checked case. `key` is the text of the key the shipped status records it under
+    (rulebridge/rules/keys.py: the signature with the call's configuration)."""
     return {"function": function, "source": source, "dtype": dtype, "signature": signature,
-            "kwargs": kwargs, "status": status, "max_rel_error": max_rel_error,
-            "reason": reason}
+            "kwargs": kwargs, "key": key or signature, "status": status,
+            "max_rel_error": max_rel_error, "reason": reason}
 
 
 def _line(text: str, limit: int = 240) -> str:

@@ -156,6 +156,7 @@ def verified_status(matrix: dict) -> dict:
         if status not in ("pass", "fail", "error", "inconclusive"):
             continue
         entry = table[cell["source"]][cell["function"]]
-        entry[cell["signature"]] = worst([entry.get(cell["signature"], "pass"), status])
+        key = cell.get("key") or cell["signature"]  # the signature and the configuration
+        entry[key] = worst([entry.get(key, "pass"), status])
     return {"versions": matrix["versions"],
             "status": {s: dict(sorted(f.items())) for s, f in sorted(table.items())}}

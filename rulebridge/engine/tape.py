@@ -17,6 +17,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..errors import NestedDifferentiationError, RuleContractError
+from ..rules.keys import Configuration, configuration, normalise
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
@@ -178,9 +179,10 @@ class Tape:
                         key = None
             values = tuple(values)
             inputs = tuple(inputs)
-        rule = self._rules_by_key.get(key)
+        # A call with keywords has a configuration the flat key does not spell (rules/keys.py).
+        rule = self._rules_by_key.get(key) if not kwargs else None
         if rule is None:
-            rule = self._rule_for(function, values, key)
+            rule, values, kwargs, inputs = self._rule_for(function, values, kwargs, inputs, key)
         forward = rule.forward
         if type(forward) is CallForward:  # CallForward.__call__, inline
             if kwargs:
@@ -212,22 +214,28 @@ class Tape:
             return box
         return self.record_output(rule, values, kwargs, inputs, out, residuals)
 
-    def _rule_for(self, function: Callable, values: tuple, key) -> Any:
-        """The rule for a signature this tape has not seen under `key` (None: no flat key)."""
-        signature = signature_of(values)
-        rule = self.rules.get((function, signature))
+    def _rule_for(self, function: Callable, values: tuple, kwargs, inputs: tuple, key) -> tuple:
+        """`(rule, args, kwargs, inputs)` for a call this tape has not seen under `key` (None: no
+        flat key), the call in its one spelling: keywords that continue the positional arguments
+        move to their positions (rulebridge/rules/keys.py), so a rule always sees the call its
+        key was checked with. Only a call with no configuration is kept under `key`."""
+        args, kwargs, config = normalise(function, values, kwargs)
+        signature = signature_of(args)
+        rule = self.rules.get((function, signature, config) if config else (function, signature))
         if rule is None:
-            rule = self._lookup(function, signature)
-        if key is not None:
+            rule = self._lookup(function, signature, config)
+        if len(args) > len(values):
+            inputs += (None,) * (len(args) - len(values))  # moved from keywords: static
+        elif key is not None and not config:
             self._rules_by_key[key] = rule
-        return rule
+        return rule, args, kwargs, inputs
 
-    def _lookup(self, function: Callable, signature) -> Any:
+    def _lookup(self, function: Callable, signature, config: Configuration = ()) -> Any:
         """A rule the cache did not have: the engine's own (buffer allocation, the write: see
         `Writes.engine_rule`) before the adapters'."""
         rule = self.writes.engine_rule(function, signature)
         if rule is None:
-            return self.registry.lookup(function, signature, self.source)
+            return self.registry.lookup(function, signature, self.source, config)
         self.rules[(function, signature)] = rule
         return rule
 
@@ -326,7 +334,8 @@ class Tape:
             rule = op.rule
             signature = signature_of(values)
             if signature != rule.signature:
-                rule = self._lookup(rule.function, signature)
+                rule = self._lookup(rule.function, signature,
+                                    configuration(rule.function, values, op.kwargs))
             out, _ = _call_forward(rule, values, op.kwargs)
             if op.structure is None:
                 env[op.outputs[0]] = out

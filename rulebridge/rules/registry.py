@@ -1,7 +1,12 @@
 """Which adapter answers for which function: discovery, preferences, and the rule cache.
 
 One `Registry` per process (`REGISTRY`). The hot path reads only `Registry.cache(source)`, a plain
-dict keyed by `(function, signature)`; everything else runs once per new key.
+dict keyed by `(function, signature)`, or `(function, signature, configuration)` for a call with
+a static configuration (rulebridge/rules/keys.py); everything else runs once per new key.
+
+A rule is trusted at a key only where it was verified: by the shipped status, or by a check at
+the user's own inputs the first time a call arrives at the key (`set_chooser`: the checking
+package installs one). `trust()` turns that off, explicitly.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from typing import Callable, Iterable
 
 from .adapter import Adapter, AdapterInfo, discover
 from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
+from .keys import NO_CONFIGURATION, Configuration, format_key
 from .rule import Rule, function_name
 from .signature import Signature, format_signature, is_differentiable
 
@@ -38,6 +44,12 @@ class Registry:
         # Loaders of check results (the shipped status), run once before the first rule is
         # resolved rather than when rulebridge is imported.
         self._status_loaders: list[Callable[["Registry"], object]] = []
+        # Verdicts of checks at users' inputs in this process: (function, key) -> {source: status}
+        self._checked: dict[tuple[str, str], dict[str, str]] = {}
+        # `chooser(candidates, key) -> Rule`: how to use rules no status verifies at a key.
+        self._chooser: Callable[[list[Rule], str], Rule] | None = None
+        self.trusting = False  # True: use unverified rules unchecked (`rulebridge.trust`)
+        self._trusted: set[tuple[Callable, str]] = set()  # (function, source) the user trusts
 
     def add_status_loader(self, loader: Callable[["Registry"], object]) -> None:
         """Run `loader(registry)` (which calls `set_status`) before the next rule is resolved."""
@@ -168,22 +180,51 @@ class Registry:
                 cache = self._caches.setdefault(source, {})
         return cache
 
-    def lookup(self, function: Callable, signature: Signature, source: str | None = None) -> Rule:
-        """The rule to use, cached. When no adapter has one, a *missing rule* (`rule.missing`):
-        its forward returns outputs that cannot carry a gradient (comparisons, argmax, shapes)
-        and raises the NoRuleError for anything that could."""
+    def lookup(self, function: Callable, signature: Signature, source: str | None = None,
+               config: Configuration = NO_CONFIGURATION) -> Rule:
+        """The rule to use at the key (function, signature, configuration), cached. When no
+        adapter has one, a *missing rule* (`rule.missing`): its forward returns outputs that
+        cannot carry a gradient (comparisons, argmax, shapes) and raises the NoRuleError for
+        anything that could."""
         cache = self.cache(source)
-        rule = cache.get((function, signature))
+        key = (function, signature, config) if config else (function, signature)
+        rule = cache.get(key)
         if rule is None:
             try:
-                rule = self._resolve(function, signature, source)
+                rule = self._resolve(function, signature, source, config)
             except NoRuleError as exc:
                 rule = missing_rule(function, signature, str(exc))
             for hook in self._resolve_hooks:
                 rule = hook(rule)
             # Threads that raced to resolve the same key all get the first rule stored.
-            rule = cache.setdefault((function, signature), rule)
+            rule = cache.setdefault(key, rule)
         return rule
+
+    def set_chooser(self, chooser: Callable[[list[Rule], str], Rule] | None) -> None:
+        """`chooser(candidates, key)` returns the rule to use when no status verifies any of
+        `candidates` (in preference order) at the key (its text): e.g. one that checks them at
+        the first inputs."""
+        with self._lock:
+            self._chooser = chooser
+            self._invalidate()
+
+    def trust(self, trusting: bool) -> None:
+        """True: use a rule no status verifies without checking it (the old behaviour)."""
+        with self._lock:
+            self.trusting = trusting
+            self._invalidate()
+
+    def record_check(self, function: str, source: str, key: str, status: str) -> None:
+        """A check at a user's inputs decided `status` for `source` at `key`: every later
+        lookup at that key in this process uses it."""
+        with self._lock:
+            self._checked.setdefault((function, key), {})[source] = status
+            self._status[(function, source, key)] = status
+            self._invalidate()
+
+    def checked(self, function: str, key: str) -> dict[str, str]:
+        """What checks at users' inputs decided at `key` in this process, by source."""
+        return dict(self._checked.get((function, key), {}))
 
     def add_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
         """Run `hook(rule) -> rule` on every rule resolved from now on (e.g.
@@ -199,14 +240,25 @@ class Registry:
                 self._resolve_hooks.remove(hook)
             self._invalidate()
 
-    def require(self, function: Callable, signature: Signature, source: str | None = None) -> Rule:
+    def require(self, function: Callable, signature: Signature, source: str | None = None,
+                config: Configuration = NO_CONFIGURATION) -> Rule:
         """Like `lookup`, but raises NoRuleError when no adapter has a rule."""
-        rule = self.lookup(function, signature, source)
+        rule = self.lookup(function, signature, source, config)
         if rule.missing:
             raise NoRuleError(rule.notes)
         return rule
 
-    def _resolve(self, function: Callable, signature: Signature, source: str | None) -> Rule:
+    def candidate(self, function: Callable, signature: Signature, source: str | None = None,
+                  config: Configuration = NO_CONFIGURATION) -> Rule:
+        """The rule trusting would use at the key, uncached and unchecked, whatever the statuses
+        say of it (a rule known to fail is still passed over when `source` is None): what
+        `check_rule` and the matrix check."""
+        return self._resolve(function, signature, source, config, trusting=True)
+
+    def _resolve(self, function: Callable, signature: Signature, source: str | None,
+                 config: Configuration = NO_CONFIGURATION, trusting: bool | None = None) -> Rule:
+        trusting = self.trusting if trusting is None else trusting
+        text = format_key(signature, config)
         if self._status_loaders:
             self._load_status()
         names = (source,) if source is not None else self.order(function)
@@ -229,13 +281,13 @@ class Registry:
             except Exception as exc:
                 problem = AdapterError(
                     f"the rulebridge adapter {name!r} raised while building a rule for "
-                    f"{function_name(function)}{format_signature(signature)}: "
+                    f"{function_name(function)}{text}: "
                     f"{type(exc).__name__}: {exc}")
                 problem.__cause__ = exc
             else:
                 problem = None if isinstance(rule, Rule) else AdapterError(
                     f"the rulebridge adapter {name!r} returned {type(rule).__name__} for "
-                    f"{function_name(function)}{format_signature(signature)}, not a "
+                    f"{function_name(function)}{text}, not a "
                     "rulebridge.Rule")
             if problem is not None:
                 if source is not None:
@@ -244,20 +296,36 @@ class Registry:
                 warnings.warn(str(problem), AdapterWarning, stacklevel=2)
                 refusals.append(f"{name}: broken ({problem})")
                 continue
-            text = format_signature(signature)
             rule.status = self._status.get((rule.name, rule.source, text), rule.status)
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
             built.append(rule)
-        # Among all sources, a rule known to disagree with NumPy is never used: say why instead.
-        # A source named explicitly gets its rule as it is (the matrix documents its failures).
-        usable = built if source is not None else [r for r in built if r.status != "fail"]
+        # A rule known to disagree with NumPy at this key is never used, nor one that raised in
+        # a check at a user's inputs in this process: say why instead. One that raised at the
+        # matrix's inputs is checked at the user's (they may be ones it handles). Trusting, a
+        # source named explicitly gets its rule as it is.
+        checked = self._checked.get((function_name(function), text), {})
+        if trusting:
+            usable = [r for r in built if source is not None or r.status != "fail"]
+        else:
+            usable = [r for r in built
+                      if r.status != "fail" and checked.get(r.source) not in ("fail", "error")]
+        usable.sort(key=self._ranking(function))
         if usable:
-            return min(usable, key=self._ranking(function))  # min keeps the first of equals
+            first = usable[0]
+            if (first.status == "pass" or trusting or self._chooser is None
+                    or (function, first.source) in self._trusted):
+                return usable[0]
+            return self._chooser(usable, text)
         for rule in built:
-            refusals.append(f"{rule.source}: its rule failed the finite-difference check against "
-                            f"NumPy at this signature (see compat_matrix.md); not used")
-        raise NoRuleError(self._no_rule_message(function, signature, names, refusals))
+            what = ("failed the finite-difference check against NumPy" if rule.status == "fail"
+                    else "raised or broke the rule contract in its check")
+            where = ("at a call's inputs earlier in this process" if rule.source in checked
+                     else "in the shipped compatibility matrix (compat_matrix.md)")
+            refusals.append(f"{rule.source}: its rule {what} at this key, {where}; not used. "
+                            "(source=... names another source; rulebridge.trust() uses "
+                            "unverified rules unchecked, at your own risk)")
+        raise NoRuleError(self._no_rule_message(function, signature, names, refusals, text))
 
     def _ranking(self, function: Callable) -> Callable[[Rule], tuple]:
         """Verified, then unverified, then rules that raised in their check; within a tier the
@@ -273,9 +341,9 @@ class Registry:
 
         return rank
 
-    def _no_rule_message(self, function, signature, names, refusals) -> str:
+    def _no_rule_message(self, function, signature, names, refusals, key=None) -> str:
         name = function_name(function)
-        lines = [f"rulebridge has no rule for {name}{format_signature(signature)}."]
+        lines = [f"rulebridge has no rule for {name}{key or format_signature(signature)}."]
         if not names:
             lines.append(f"  No rulebridge adapter is installed. {NO_ADAPTER_HINT}.")
             return "\n".join(lines)
@@ -321,15 +389,23 @@ class Registry:
         return dict(self._seconds.get((function, signature), {}))
 
     def add_import(self, function: Callable, source: str,
-                   builder: Callable[[Signature], Rule]) -> None:
+                   builder: Callable[[Signature], Rule], trusted: bool = False) -> None:
         """Build `function`'s rules from `source` with `builder(signature)` (`import_rule`)
-        instead of that adapter's `build_rule`."""
+        instead of that adapter's `build_rule`; `trusted`: used unchecked, as the user chose
+        (`import_rule(..., check=False)`)."""
         name = function_name(function)
         with self._lock:
             self._imports.setdefault(function, {})[source] = builder
+            if trusted:
+                self._trusted.add((function, source))
+            else:
+                self._trusted.discard((function, source))
             # a new rule: what was checked or timed of an earlier one says nothing about it
             for key in [k for k in self._status if k[:2] == (name, source)]:
                 del self._status[key]
+            for key, verdicts in self._checked.items():
+                if key[0] == name:
+                    verdicts.pop(source, None)
             for (timed, _), seconds in self._seconds.items():
                 if timed == name:
                     seconds.pop(source, None)
@@ -340,6 +416,7 @@ class Registry:
             builders = self._imports.get(function, {})
             for name in ([source] if source is not None else list(builders)):
                 builders.pop(name, None)
+                self._trusted.discard((function, name))
             if not builders:
                 self._imports.pop(function, None)
             self._invalidate()

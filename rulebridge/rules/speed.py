@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import AdapterError
+from ..errors import AdapterError, NoRuleError
 from .registry import REGISTRY
 from .rule import function_name
 from .signature import format_signature, is_differentiable, signature_of
@@ -50,9 +50,9 @@ def measure_rules(function: Callable, *args: Any, sources: Sequence[str] | None 
     seconds: dict[str, float] = {}
     for name in sources if sources is not None else REGISTRY.order(function):
         try:
-            rule = REGISTRY.lookup(function, signature, name)
-        except AdapterError:
-            continue  # not installed or failed to load: nothing to measure
+            rule = REGISTRY.candidate(function, signature, name)  # timed, not checked
+        except (AdapterError, NoRuleError):
+            continue  # not installed, failed to load, or no rule: nothing to measure
         if rule.missing:
             continue
         out, residuals = rule.forward(args, kwargs)

@@ -38,7 +38,7 @@ class ExampleAdapter(rulebridge.Adapter):
             else []
 
     def build_rule(self, function: Callable, signature: tuple) -> Rule:
-        if function is np.sum and len(signature) == 1:
+        if function is np.sum and len(signature) <= 2:  # np.sum(x) or np.sum(x, axis)
             decline_unsupported(signature)
             return Rule(np.sum, signature, _sum_forward, _sum_pullback, source=self.name,
                         source_version=self.version(), notes="hand-written")
@@ -65,13 +65,16 @@ class ExampleAdapter(rulebridge.Adapter):
 
 
 def _sum_forward(args, kwargs):
-    return np.sum(*args, **kwargs), (args[0], kwargs)
+    # rulebridge hands a rule one spelling of a call: `axis` by position when it follows `x`
+    axis = args[1] if len(args) > 1 else kwargs.get("axis")
+    where = kwargs.get("where", True)
+    return np.sum(*args, **kwargs), (args[0], axis, kwargs.get("keepdims", False), where)
 
 
 def _sum_pullback(residuals, g, argnums):
-    """Broadcast the cotangent back over the summed axes (`axis`, `keepdims` as NumPy has them)."""
-    x, kwargs = residuals
-    axis = kwargs.get("axis")
-    if axis is not None and not kwargs.get("keepdims", False):
+    """Broadcast the cotangent back over the summed axes (`axis`, `keepdims` as NumPy has them),
+    zero where `where` leaves elements out."""
+    x, axis, keepdims, where = residuals
+    if axis is not None and not keepdims:
         g = np.expand_dims(g, axis)
-    return (conform_cotangent(np.broadcast_to(g, x.shape).copy(), x),)
+    return (conform_cotangent(np.where(where, np.broadcast_to(g, x.shape), 0), x),)

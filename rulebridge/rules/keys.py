@@ -1,0 +1,249 @@
+"""The key a rule is trusted at: the function, the specs of its positional arguments, and the
+call's static **configuration**.
+
+A rule verified for `np.sum(float64[:])` says nothing about `np.sum(x, where=m)`, nor one
+verified for `norm(x)` about `norm(x, ord=np.inf)`. So a call's key also records which keyword
+arguments it gives and, for each static argument, its value (`ord=inf`, `axis=None`,
+`mode='reflect'`, einsum's subscripts) or, for an array or an operand-like number, its spec
+(`where=<bool[:]>`, `initial=<float>`).
+
+Spellings are normalised: `normalise` moves keyword arguments to their positions where they
+continue the positional ones (`norm(x, ord=np.inf)` becomes `norm(x, np.inf)`, `var(x, axis=1)`
+becomes `var(x, 1)`; NumPy's second parameter of `var` is `axis`, so `var(x, 1)` is not
+`var(x, ddof=1)`), and orders the other keywords as the function declares them. A setting is
+named in the key whichever way it was given. The engine hands rules the normalised call, so a key
+always stands for one behaviour of the rule: the one its check saw. A number that is an operand
+(clip's bounds, a ufunc's inputs, an index) counts by its type only.
+
+`normalise` binds through `inspect.signature` once per function and caches that plan; the
+engine calls it only for calls with keywords or static positional arguments, on the path that
+also computes the full signature, so `ufunc(x)` never gets here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from .signature import Signature, format_spec, signature_of, spec_of
+
+# ((position, name or None, descriptor) for a setting given by position, then (name, descriptor)
+# for each keyword, in the declared order); () for none
+Configuration = tuple
+NO_CONFIGURATION: Configuration = ()
+
+# Parameters whose float value changes the meaning (`ord=inf` vs `ord=2.0`). Any other float or
+# complex static argument is an operand (clip's bounds, `initial`, `q`): its type is in the key,
+# its value is not, so a loop over values checks once.
+_ndarray = np.ndarray
+FLOAT_VALUED = frozenset({"ord"})
+_ARRAY = "<>"  # a descriptor (_ARRAY, spec): the argument counts by its spec, not its value
+_DTYPE = "dtype"
+_SMALL = 32  # longest tuple or list of static values described by value
+_P = inspect.Parameter
+
+
+class _Plan:
+    """How a function's positional parameters bind: the name of each (None past them, for
+    `*args`), whether it may also be given by keyword, and every parameter's declared rank."""
+
+    __slots__ = ("names", "by_keyword", "rank")
+
+    def __init__(self, function: Callable) -> None:
+        params = _parameters(function)
+        names: list = []
+        by_keyword: list = []
+        for param in params:
+            if param.kind not in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(param.name)
+            by_keyword.append(param.kind is _P.POSITIONAL_OR_KEYWORD)
+        self.names = tuple(names)
+        self.by_keyword = tuple(by_keyword)
+        self.rank = {param.name: k for k, param in enumerate(params)}
+
+
+def _parameters(function: Callable) -> list:
+    if isinstance(function, np.ufunc):
+        return []  # positional inputs are operands; keywords are keyword-only
+    try:
+        return list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a text signature: nothing to move
+        return []
+
+
+_PLANS: dict = {}
+
+
+def plan_for(function: Callable) -> _Plan:
+    try:
+        plan = _PLANS.get(function)
+    except TypeError:  # an unhashable callable
+        return _Plan(function)
+    if plan is None:
+        plan = _PLANS.setdefault(function, _Plan(function))
+    return plan
+
+
+def normalise(function: Callable, args: tuple, kwargs) -> tuple[tuple, Any, Configuration]:
+    """`(args, kwargs, configuration)`: the call in its one spelling, and its configuration.
+
+    Keyword arguments for the positional parameters that follow the given positional arguments
+    move to their positions, as long as they continue them without a gap (`norm(x, ord=inf)`
+    becomes `norm(x, inf)`; `var(x, ddof=1)` stays, since `axis`, `dtype` and `out` come
+    between); the other keywords are ordered as the function declares them. `args` must be
+    unboxed values (a traced value never arrives by keyword: the box moves it first)."""
+    plan = plan_for(function)
+    names, by_keyword = plan.names, plan.by_keyword
+    at = len(args)
+    if kwargs and at < len(names) and by_keyword[at] and names[at] in kwargs:
+        args, kwargs = list(args), dict(kwargs)
+        while at < len(names) and by_keyword[at] and names[at] in kwargs:
+            args.append(kwargs.pop(names[at]))
+            at += 1
+        args = tuple(args)
+    config = []
+    for i, a in enumerate(args):
+        if type(a) is _ndarray:
+            continue
+        if i >= len(names):
+            if type(a) is str:  # *args: einsum's subscripts
+                config.append((i, None, (str, a)))
+        elif by_keyword[i] and _is_setting(a, names[i]):
+            config.append((i, names[i], describe(names[i], a)))
+    if kwargs:
+        rank = plan.rank
+        items = sorted(kwargs.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0]))
+        if list(kwargs) != [name for name, _ in items]:
+            kwargs = dict(items)
+        config += [(name, describe(name, value)) for name, value in items]
+    return args, kwargs, tuple(config)
+
+
+def _is_setting(value: Any, name: str | None) -> bool:
+    """Is this static positional value a configuration (moved to its keyword) rather than an
+    operand (kept in place)?"""
+    cls = type(value)
+    if value is None or cls is bool or cls is int or cls is str:
+        return True
+    if isinstance(value, (np.integer, np.bool_)):
+        return True
+    if isinstance(value, (float, np.floating)):
+        return name in FLOAT_VALUED
+    if cls is tuple or cls is list:
+        return len(value) <= _SMALL and all(_is_setting(item, None) for item in value)
+    return _is_dtype_like(value, name)
+
+
+def _is_dtype_like(value: Any, name: str | int | None) -> bool:
+    if type(value) is np.dtype or isinstance(value, type) and issubclass(value, np.generic):
+        return True
+    return name == _DTYPE and value in (float, int, complex, bool)
+
+
+def describe(name: str | int | None, value: Any) -> Any:
+    """The hashable descriptor of one static argument: its value, or `(_ARRAY, spec)`."""
+    cls = type(value)
+    if value is None:
+        return None
+    if cls is bool or isinstance(value, np.bool_):
+        return (bool, bool(value))
+    if cls is int or isinstance(value, np.integer):
+        return (int, int(value))
+    if cls is str:
+        if name == _DTYPE:
+            try:
+                return (_DTYPE, np.dtype(value).name)
+            except TypeError:
+                pass
+        return (str, value)
+    if _is_dtype_like(value, name):
+        return (_DTYPE, np.dtype(value).name)
+    if isinstance(value, (float, np.floating)):
+        return (float, float(value)) if name in FLOAT_VALUED else (_ARRAY, cls)
+    if (cls is tuple or cls is list) and len(value) <= _SMALL and not any(
+            isinstance(item, (np.ndarray, float, complex, np.inexact)) for item in value):
+        return (cls, tuple(describe(None, item) for item in value))
+    if cls is slice:
+        return (slice, (value.start, value.stop, value.step))
+    if isinstance(value, (np.ndarray, complex, np.generic, list, tuple)):
+        return (_ARRAY, spec_of(value))
+    try:
+        hash(value)
+    except TypeError:
+        return (_ARRAY, cls)
+    return ("object", value)  # a callable, an enum: itself
+
+
+def configuration(function: Callable, args: tuple, kwargs) -> Configuration:
+    """The configuration of a call (see `normalise`)."""
+    return normalise(function, args, kwargs)[2]
+
+
+def format_descriptor(descriptor: Any) -> str:
+    if descriptor is None:
+        return "None"
+    kind, payload = descriptor
+    if kind == _ARRAY:
+        return f"<{format_spec(payload)}>"
+    if kind == _DTYPE:
+        return payload
+    if kind is tuple or kind is list:
+        items = [format_descriptor(d) for d in payload]
+        if kind is tuple:
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return "[" + ", ".join(items) + "]"
+    if kind is slice:
+        return repr(slice(*payload))
+    if kind == "object":
+        return getattr(payload, "__name__", None) or repr(payload)
+    return repr(payload)
+
+
+def format_key(signature: Signature, config: Configuration = NO_CONFIGURATION) -> str:
+    """A key as text, read like a call: `(float64[:], ord=inf)`,
+    `('ii,i->', float64[:, :], float64[:])`, `(float64[:, :], axis=0, where=<bool[:, :]>)`.
+    A setting given by position is shown by its name, so both spellings read alike. With no
+    configuration it is the signature's text."""
+    positional = {item[0]: item for item in config if len(item) == 3}
+    parts = []
+    for i, spec in enumerate(signature):
+        item = positional.get(i)
+        if item is None:
+            parts.append(format_spec(spec))
+        elif item[1] is None:
+            parts.append(format_descriptor(item[2]))
+    parts += [_setting_text(item) for item in config if item[-2] is not None]
+    return "(" + ", ".join(parts) + ")"
+
+
+def _setting_text(item: tuple) -> str:
+    return f"{item[-2]}={format_descriptor(item[-1])}"
+
+
+def format_settings(config: Configuration) -> str:
+    """The named settings of a configuration as text: `ord=inf, keepdims=True`."""
+    return ", ".join(_setting_text(item) for item in config if item[-2] is not None)
+
+
+def key_of(function: Callable, *args: Any, **kwargs: Any) -> str:
+    """The key rulebridge trusts a rule at for a call, as text.
+
+    Parameters
+    ----------
+    function : callable
+        A NumPy or SciPy function.
+    *args, **kwargs
+        The call's arguments, plain arrays and static values.
+
+    Returns
+    -------
+    str
+        The specs of the positional arguments and the call's settings, read like a call:
+        ``rulebridge.key_of(np.linalg.norm, x, np.inf)`` is ``'(float64[:], ord=inf)'``, as is
+        ``key_of(np.linalg.norm, x, ord=np.inf)``.
+    """
+    args, kwargs, config = normalise(function, args, kwargs)
+    return format_key(signature_of(args), config)
