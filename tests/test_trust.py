@@ -85,7 +85,8 @@ def adapter(request):
 
 
 # Keys no shipped status covers, one per adapter: a verdict is kept per process and key.
-UNCOVERED = {"sign-flipped-sin": RNG.normal(size=(2, 2, 2)), "raising": RNG.normal(size=(2, 1, 2, 2))}
+UNCOVERED = {"sign-flipped-sin": RNG.normal(size=(2, 1, 2, 1, 2)),
+             "raising": RNG.normal(size=(2, 1, 2, 2)).astype(np.float32)}
 
 
 @pytest.mark.parametrize("adapter", [SignFlipped, Raising], indirect=True)
@@ -113,7 +114,7 @@ def test_a_named_source_that_fails_raises_naming_function_key_result_and_fix(ada
 
 @pytest.mark.parametrize("adapter", [Raising], indirect=True)
 def test_first_use_results_are_cached_per_process(adapter):
-    x = UNCOVERED[adapter][None]
+    x = UNCOVERED[adapter][None, None]
     f = rb.grad(lambda x: np.sum(np.sin(x)))
     f(x)
     before = Raising.pullbacks

@@ -17,7 +17,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..errors import NestedDifferentiationError, RuleContractError
-from ..rules.keys import Configuration, configuration, normalise
+from ..rules.keys import Configuration, configuration, keyed
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
@@ -179,8 +179,7 @@ class Tape:
                         key = None
             values = tuple(values)
             inputs = tuple(inputs)
-        # A call with keywords has a configuration the flat key does not spell (rules/keys.py).
-        rule = self._rules_by_key.get(key) if not kwargs else None
+        rule = self._rules_by_key.get(key) if not kwargs else None  # keywords: see _rule_for
         if rule is None:
             rule, values, kwargs, inputs = self._rule_for(function, values, kwargs, inputs, key)
         forward = rule.forward
@@ -215,15 +214,10 @@ class Tape:
         return self.record_output(rule, values, kwargs, inputs, out, residuals)
 
     def _rule_for(self, function: Callable, values: tuple, kwargs, inputs: tuple, key) -> tuple:
-        """`(rule, args, kwargs, inputs)` for a call this tape has not seen under `key` (None: no
-        flat key), the call in its one spelling: keywords that continue the positional arguments
-        move to their positions (rulebridge/rules/keys.py), so a rule always sees the call its
-        key was checked with. Only a call with no configuration is kept under `key`."""
-        args, kwargs, config = normalise(function, values, kwargs)
-        signature = signature_of(args)
-        rule = self.rules.get((function, signature, config) if config else (function, signature))
-        if rule is None:
-            rule = self._lookup(function, signature, config)
+        """`(rule, args, kwargs, inputs)` for a call not seen under `key`, in the one spelling its
+        key was checked in (rulebridge/rules/keys.py); kept under `key` without configuration."""
+        args, kwargs, signature, config, cached = keyed(function, values, kwargs)
+        rule = self.rules.get(cached) or self._lookup(function, signature, config)
         if len(args) > len(values):
             inputs += (None,) * (len(args) - len(values))  # moved from keywords: static
         elif key is not None and not config:

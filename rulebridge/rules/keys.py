@@ -228,6 +228,15 @@ def format_settings(config: Configuration) -> str:
     return ", ".join(_setting_text(item) for item in config if item[-2] is not None)
 
 
+def keyed(function: Callable, values: tuple, kwargs) -> tuple:
+    """`(args, kwargs, signature, config, cache key)` of a call: `normalise`, and the key the
+    registry's rule caches use."""
+    args, kwargs, config = normalise(function, values, kwargs)
+    signature = signature_of(args)
+    return args, kwargs, signature, config, (
+        (function, signature, config) if config else (function, signature))
+
+
 def key_of(function: Callable, *args: Any, **kwargs: Any) -> str:
     """The key rulebridge trusts a rule at for a call, as text.
 

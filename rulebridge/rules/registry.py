@@ -1,12 +1,8 @@
 """Which adapter answers for which function: discovery, preferences, and the rule cache.
 
 One `Registry` per process (`REGISTRY`). The hot path reads only `Registry.cache(source)`, a plain
-dict keyed by `(function, signature)`, or `(function, signature, configuration)` for a call with
-a static configuration (rulebridge/rules/keys.py); everything else runs once per new key.
-
-A rule is trusted at a key only where it was verified: by the shipped status, or by a check at
-the user's own inputs the first time a call arrives at the key (`set_chooser`: the checking
-package installs one). `trust()` turns that off, explicitly.
+dict keyed by `(function, signature[, configuration])` (rules/keys.py); the rest runs once per new
+key. A rule is used where a status verifies it, else as `set_chooser`'s chooser decides.
 """
 
 from __future__ import annotations
@@ -18,8 +14,9 @@ from typing import Callable, Iterable
 from .adapter import Adapter, AdapterInfo, discover
 from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .keys import NO_CONFIGURATION, Configuration, format_key
+from .missing import missing_rule
 from .rule import Rule, function_name
-from .signature import Signature, format_signature, is_differentiable
+from .signature import Signature, format_signature
 
 NO_ADAPTER_HINT = (
     "rulebridge takes its rules from adapters: distributions of their own that register an "
@@ -201,9 +198,8 @@ class Registry:
         return rule
 
     def set_chooser(self, chooser: Callable[[list[Rule], str], Rule] | None) -> None:
-        """`chooser(candidates, key)` returns the rule to use when no status verifies any of
-        `candidates` (in preference order) at the key (its text): e.g. one that checks them at
-        the first inputs."""
+        """`chooser(candidates, key text)`: the rule to use where no status verifies any of the
+        candidates (in preference order), e.g. one that checks them at the first inputs."""
         with self._lock:
             self._chooser = chooser
             self._invalidate()
@@ -215,16 +211,14 @@ class Registry:
             self._invalidate()
 
     def record_check(self, function: str, source: str, key: str, status: str) -> None:
-        """A check at a user's inputs decided `status` for `source` at `key`: every later
-        lookup at that key in this process uses it."""
+        """A check at a user's inputs decided `status` at `key`, for this process."""
         with self._lock:
             self._checked.setdefault((function, key), {})[source] = status
             self._status[(function, source, key)] = status
             self._invalidate()
 
     def checked(self, function: str, key: str) -> dict[str, str]:
-        """What checks at users' inputs decided at `key` in this process, by source."""
-        return dict(self._checked.get((function, key), {}))
+        return dict(self._checked.get((function, key), {}))  # {source: status} at users' inputs
 
     def add_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
         """Run `hook(rule) -> rule` on every rule resolved from now on (e.g.
@@ -250,9 +244,8 @@ class Registry:
 
     def candidate(self, function: Callable, signature: Signature, source: str | None = None,
                   config: Configuration = NO_CONFIGURATION) -> Rule:
-        """The rule trusting would use at the key, uncached and unchecked, whatever the statuses
-        say of it (a rule known to fail is still passed over when `source` is None): what
-        `check_rule` and the matrix check."""
+        """The rule trusting would use at the key, uncached and unchecked (what `check_rule`
+        and the matrix check)."""
         return self._resolve(function, signature, source, config, trusting=True)
 
     def _resolve(self, function: Callable, signature: Signature, source: str | None,
@@ -300,10 +293,8 @@ class Registry:
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
             built.append(rule)
-        # A rule known to disagree with NumPy at this key is never used, nor one that raised in
-        # a check at a user's inputs in this process: say why instead. One that raised at the
-        # matrix's inputs is checked at the user's (they may be ones it handles). Trusting, a
-        # source named explicitly gets its rule as it is.
+        # Never a rule that fails at this key, or raised at a user's inputs in this process; one
+        # that raised at the matrix's inputs is checked at the user's. Trusting: as it is.
         checked = self._checked.get((function_name(function), text), {})
         if trusting:
             usable = [r for r in built if source is not None or r.status != "fail"]
@@ -315,7 +306,7 @@ class Registry:
             first = usable[0]
             if (first.status == "pass" or trusting or self._chooser is None
                     or (function, first.source) in self._trusted):
-                return usable[0]
+                return first
             return self._chooser(usable, text)
         for rule in built:
             what = ("failed the finite-difference check against NumPy" if rule.status == "fail"
@@ -424,25 +415,6 @@ class Registry:
     def _invalidate(self) -> None:
         for cache in self._caches.values():
             cache.clear()
-
-
-def missing_rule(function: Callable, signature: Signature, message: str) -> Rule:
-    def forward(args, kwargs):
-        out = function(*args, **kwargs)
-        items = out if isinstance(out, (tuple, list)) else (out,)
-        if any(_can_carry_gradient(item) for item in items):
-            raise NoRuleError(message)
-        return out, None
-
-    def pullback(residuals, cotangent, argnums):
-        raise NoRuleError(message)
-
-    return Rule(function, signature, forward, pullback, source="", notes=message, status="missing")
-
-
-def _can_carry_gradient(x) -> bool:
-    # An object array may hold the traced floats: never drop it.
-    return is_differentiable(x) or getattr(getattr(x, "dtype", None), "kind", None) == "O"
 
 
 REGISTRY = Registry()
