@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import structure, writes
+from . import settings, structure, writes
 
 
 def _distance_to(*kinks):
@@ -188,3 +188,4 @@ STEPS.update({f"reduce.{name}": _reduction(name) for name in REDUCTIONS})
 STEPS.update({"reduce.cumsum": _cumsum, "reduce.norm": _norm, "reduce.sort": _sort})
 STEPS.update({f"structure.{name}": step for name, step in structure.STEPS.items()})
 STEPS.update({f"write.{name}": step for name, step in writes.STEPS.items()})
+STEPS.update({f"config.{name}": step for name, step in settings.STEPS.items()})
