@@ -3,6 +3,8 @@ at the user's own inputs; a rule that fails or raises there is never used."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,13 @@ def test_a_shipped_verified_key_is_not_checked_again():
     x = np.linspace(0.1, 1.0, 5)
     rule = rb.lookup(np.sin, rb.signature_of((x,)))
     assert rule.status == "pass" and type(rule) is Rule
+
+
+def test_a_float32_result_is_checked_at_float32_s_tolerance():
+    # x.astype(np.float32) on float64 inputs: finite differences of a float32 result carry its
+    # rounding, so a float64 tolerance would call a right rule undecidable at every input
+    x = RNG.normal(size=(3, 4, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rb.UncheckedRuleWarning)
+        g = rb.grad(lambda a: np.sum(a.astype(np.float32) * np.float32(2.0)))(x)
+    np.testing.assert_array_equal(g, np.full_like(x, 2.0))

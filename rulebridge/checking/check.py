@@ -115,7 +115,7 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
     rule = getattr(rule, "original", None) or rule  # the rule itself, not a first-use wrapper
     name = function_name(rule.function)
     signature = format_signature(signature_of(example_args))
-    precision = _precision(example_args)
+    precision = _precision(example_args + _outputs_of(rule.function, example_args, kwargs))
     default_rtol, default_atol = TOLERANCES[precision]
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
@@ -149,6 +149,16 @@ def _precision(args: tuple) -> str:
         if isinstance(a, np.ndarray) and a.dtype in (np.float32, np.complex64):
             return "float32"
     return "float64"
+
+
+def _outputs_of(function: Callable, args: tuple, kwargs) -> tuple:
+    """NumPy's outputs here, so that a float32 result (`x.astype(np.float32)`) sets the
+    tolerance as a float32 argument does; () when NumPy rejects the inputs (the check says so)."""
+    try:
+        with np.errstate(all="ignore"):
+            return tuple(flat_outputs(function(*args, **kwargs)))
+    except Exception:
+        return ()
 
 
 def _leaves(args) -> list:
