@@ -36,9 +36,9 @@ NUMPY_RAISED = "NumPy's own"  # how a verdict starts when NumPy rejects the inpu
 
 
 class _Verdict(Exception):
-    def __init__(self, status: str, reason: str) -> None:
+    def __init__(self, status: str, reason: str, measured: str = "") -> None:
         super().__init__(reason)
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.measured = status, reason, measured
 
 
 def case_seed(seed: int, function: str, signature: str, kwargs: dict) -> int:
@@ -121,9 +121,9 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
     atol = default_atol if atol is None else atol
     static = format_settings(configuration(rule.function, example_args, kwargs))
 
-    def result(status: str, error: float | None, reason: str) -> CheckResult:
+    def result(status: str, error: float | None, reason: str, measured: str = "") -> CheckResult:
         return CheckResult(name, rule.source, signature, status, error, rtol, seed, directions,
-                           reason, static)
+                           reason, static, measured)
 
     try:
         with np.errstate(all="ignore"):
@@ -131,17 +131,17 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
             error = _check(rule, example_args, kwargs, argnums, outputs, precision, rtol, atol,
                            directions, rng)
     except _Verdict as verdict:
-        return result(verdict.status, None, verdict.reason)
+        return result(verdict.status, None, verdict.reason, verdict.measured)
     except _FailedAt as failed:
-        return result("fail", failed.error, failed.reason)
+        return result("fail", failed.error, failed.reason, failed.measured)
     return result("pass", error, "" if error is not None else
                   "no differentiable output or input: the primal and contract are checked")
 
 
 class _FailedAt(Exception):
-    def __init__(self, error: float, reason: str) -> None:
+    def __init__(self, error: float, reason: str, measured: str = "") -> None:
         super().__init__(reason)
-        self.error, self.reason = error, reason
+        self.error, self.reason, self.measured = error, reason, measured
 
 
 def _precision(args: tuple) -> str:
@@ -230,18 +230,20 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
             raise _Verdict("inconclusive", "finite differences of NumPy's function are not "
                                            "finite at these inputs")
         if abs(rhs - rhs_coarse) > rtol * scale:
-            raise _Verdict("inconclusive", f"finite differences with steps h and h/2 disagree "
-                                           f"(relative {abs(rhs - rhs_coarse) / scale:.1e} > "
-                                           f"{rtol:.0e}): the function is not smooth enough "
-                                           "at these inputs to decide")
+            raise _Verdict("inconclusive", "finite differences with steps h and h/2 disagree "
+                                           "beyond the tolerance: the function is not smooth "
+                                           "enough at these inputs to decide",
+                           f"relative {abs(rhs - rhs_coarse) / scale:.1e} > {rtol:.0e}")
         if not np.isfinite(lhs):
             raise _FailedAt(float("inf"), "the rule's cotangent is not finite where NumPy's "
                                           "function is smooth")
         error = abs(lhs - rhs) / scale if scale > 0 else abs(lhs - rhs)
         worst = max(worst, error)
         if error > rtol:
-            raise _FailedAt(error, f"Re<xbar, xdot> = {lhs:.9g} from the rule but "
-                                   f"Re<ybar, J xdot> = {rhs:.9g} from finite differences")
+            raise _FailedAt(error, "Re<xbar, xdot> from the rule differs from Re<ybar, J xdot> "
+                                   "from finite differences beyond the tolerance",
+                            f"Re<xbar, xdot> = {lhs:.9g} from the rule, Re<ybar, J xdot> = "
+                            f"{rhs:.9g} from finite differences")
     _same_second_call(rule, args, kwargs, argnums, *first_cts)
     _same_unary_vjp(rule, args, kwargs, *first_cts, rtol)
     return worst
@@ -319,8 +321,8 @@ def _same_primal(out, expected, rtol: float) -> None:
         if w_dtype.kind in INEXACT_KINDS:
             bound = rtol * max(1.0, float(np.max(np.abs(w), initial=0.0, where=np.isfinite(w))))
             if not np.allclose(g, w, rtol=rtol, atol=bound, equal_nan=True):
-                raise _Verdict("fail", f"output {k} of its forward differs from NumPy's value "
-                                       f"(max |difference| {float(np.max(np.abs(g - w))):.2e})")
+                raise _Verdict("fail", f"output {k} of its forward differs from NumPy's value",
+                               f"max |difference| {float(np.max(np.abs(g - w))):.2e}")
         elif not np.array_equal(g, w):
             raise _Verdict("fail", f"output {k} of its forward differs from NumPy's value")
 
@@ -383,9 +385,9 @@ def _same_unary_vjp(rule: Rule, args, kwargs, ybar, cts, rtol: float) -> None:
         return  # the sweep calls the pullback instead
     scale = float(np.max(np.abs(expected), initial=0.0))
     if not np.allclose(ct, expected, rtol=rtol, atol=rtol * scale):
-        raise _Verdict("error", f"its unary_vjp gives a cotangent that differs from its "
-                                f"pullback's by up to {float(np.max(np.abs(ct - expected))):.3g} "
-                                "(the sweep uses unary_vjp on y = f(x))")
+        raise _Verdict("error", "its unary_vjp gives a cotangent that differs from its "
+                                "pullback's (the sweep uses unary_vjp on y = f(x))",
+                       f"by up to {float(np.max(np.abs(ct - expected))):.3g}")
 
 
 def assert_rule(func: Callable | Rule, *example_args: Any, **options: Any) -> CheckResult:

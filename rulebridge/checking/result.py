@@ -12,7 +12,9 @@ class CheckResult:
     """The verdict of `check_rule`: `status` is "pass", "fail", "error" (the rule raised or broke
     the contract) or "inconclusive" (finite differences cannot decide at these inputs).
     `max_rel_error` is the worst, over directions, of abs(rule - finite differences) divided by the
-    scale the tolerance is relative to; `tolerance` is the bound it was held to."""
+    scale the tolerance is relative to; `tolerance` is the bound it was held to. `reason` says
+    why in words that do not depend on the machine; `measured` holds the figures behind it
+    (which do: NumPy picks its libm and BLAS kernels by CPU)."""
 
     function: str
     source: str
@@ -24,6 +26,7 @@ class CheckResult:
     directions: int
     reason: str = ""
     kwargs: str = ""
+    measured: str = ""
 
     @property
     def passed(self) -> bool:
@@ -38,7 +41,8 @@ class CheckResult:
         text = (f"{self.status}: {call} from {self.source or '?'} "
                 f"(tolerance {self.tolerance:.0e}{error}, seed {self.seed}, "
                 f"{self.directions} direction(s))")
-        return text + (f": {self.reason}" if self.reason else "")
+        text += f": {self.reason}" if self.reason else ""
+        return text + (f" ({self.measured})" if self.measured else "")
 
     __str__ = describe
 
