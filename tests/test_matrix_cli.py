@@ -1,15 +1,27 @@
-"""`rulebridge matrix` end to end on a one-function adapter: write, --check, stale detection."""
+"""`rulebridge matrix` end to end on small adapters: write, --check, stale detection, committed
+files that regenerate byte for byte, progress in and out of a terminal, cores."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
 
 import pytest
 
 import rulebridge
-from rulebridge.checking.command import main as matrix_main
+from rulebridge.checking import status
+from rulebridge.checking.command import JSON, MARKDOWN, MEASURED, main as matrix_main
 
 from .test_check_first_use import SignFlippedSin
+from .test_plugins import HERE, install
 
 
 @pytest.fixture
@@ -19,42 +31,52 @@ def flipped():
     rulebridge.REGISTRY.unregister(SignFlippedSin.name)
 
 
+def run_matrix(source: str, folder: Path, *extra: str) -> int:
+    return matrix_main(["--source", source, "--jobs", "1", "--output", str(folder), *extra])
+
+
 def test_write_then_check_then_detect_a_stale_file(flipped, tmp_path, capsys):
-    md, js, st = tmp_path / "m.md", tmp_path / "m.json", tmp_path / "s.json"
-    options = ["--source", flipped, "--workers", "1", "--out", str(md), "--json", str(js)]
-    assert matrix_main(options + ["--status", str(st)]) == 0
-    cells = json.loads(js.read_text())["cells"]
-    sin64 = [c for c in cells if c["function"] == "numpy.sin" and c["dtype"] == "float64"]
+    shipped = status.STATUS_FILE.read_bytes()
+    assert run_matrix(flipped, tmp_path) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([MARKDOWN, JSON, MEASURED])
+    assert status.STATUS_FILE.read_bytes() == shipped  # never the package's file
+    md, js = tmp_path / MARKDOWN, tmp_path / JSON
+    matrix = json.loads(js.read_text())
+    sin64 = [c for c in matrix["cells"] if c["function"] == "numpy.sin"
+             and c["dtype"] == "float64"]
     assert sin64 and all(c["status"] == "fail" for c in sin64)  # the sign error, shown
     assert "fail [1]" in md.read_text() and "finite differences" in md.read_text()
-    status = json.loads(st.read_text())["status"][flipped]["numpy.sin"]
-    assert set(status.values()) == {"fail"}
+    assert set(status.verified_status(matrix)[flipped]["numpy.sin"].values()) == {"fail"}
 
-    assert matrix_main(options + ["--check"]) == 0
+    assert run_matrix(flipped, tmp_path, "--check") == 0
     md.write_text(md.read_text().replace("fail [1]", "pass"))
-    assert matrix_main(options + ["--check"]) == 1
+    assert run_matrix(flipped, tmp_path, "--check") == 1
     assert "stale" in capsys.readouterr().err
 
 
-def test_check_accepts_another_machine_s_error_figures_but_not_another_status(flipped, tmp_path,
-                                                                            capsys):
-    md, js = tmp_path / "m.md", tmp_path / "m.json"
-    options = ["--source", flipped, "--workers", "1", "--out", str(md), "--json", str(js)]
-    assert matrix_main(options + ["--status", str(tmp_path / "s.json")]) == 0
-    matrix = json.loads(js.read_text())
-    figures = [c for c in matrix["cells"] if c["max_rel_error"]]
-    assert figures
-    for cell in figures:
-        cell["max_rel_error"] *= 10  # as libm and BLAS kernels of another CPU may give
-    js.write_text(json.dumps(matrix))
-    assert matrix_main(options + ["--check"]) == 0
-    assert "differ from the committed ones" in capsys.readouterr().out
+def test_the_committed_files_hold_no_figure_and_regenerate_byte_for_byte(flipped, tmp_path,
+                                                                        capsys):
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert run_matrix(flipped, first) == 0 and run_matrix(flipped, second) == 0
+    for name in (MARKDOWN, JSON):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+    cells = json.loads((first / JSON).read_text())["cells"]
+    assert all("max_rel_error" not in c for c in cells)
+    # The figures are measured, and kept beside the committed files.
+    measured = json.loads((first / MEASURED).read_text())["cells"]
+    failing = [m for m in measured if m["dtype"] == "float64"]
+    assert failing and all(m["max_rel_error"] > 1e-3 for m in failing)  # tolerance: 1e-6
+    assert all("from finite differences" in m["measured"] for m in failing)
+    assert not any(ch.isdigit() for c in cells for ch in c["reason"].replace("float64", ""))
 
-    figures[0]["status"] = "pass"
-    js.write_text(json.dumps(matrix))
-    assert matrix_main(options + ["--check"]) == 1
-    err = capsys.readouterr().err
-    assert '"status": "pass"' in err and '"status": "fail"' in err and "stale" in err
+    # --check ignores the measurements and compares every committed fact.
+    (first / MEASURED).unlink()
+    assert run_matrix(flipped, first, "--check") == 0
+    matrix = json.loads((first / JSON).read_text())
+    matrix["cells"][0]["status"] = "pass"
+    (first / JSON).write_text(json.dumps(matrix))
+    assert run_matrix(flipped, first, "--check") == 1
+    assert "stale" in capsys.readouterr().err
 
 
 def test_the_cli_dispatches_to_the_matrix(capsys):
@@ -64,3 +86,70 @@ def test_the_cli_dispatches_to_the_matrix(capsys):
         main(["matrix", "--help"])
     assert exit_info.value.code == 0
     assert "--check" in capsys.readouterr().out
+
+
+# -- in a subprocess: progress and cores -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_env(tmp_path_factory) -> dict:
+    """An environment whose Python finds the example adapter (tests/example_adapter)."""
+    site = tmp_path_factory.mktemp("site")
+    install(HERE / "example_adapter", site)
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(site),
+                                                        os.environ.get("PYTHONPATH", "")]))
+
+
+def matrix_command(folder: Path) -> list[str]:
+    return [sys.executable, "-m", "rulebridge.cli", "matrix", "--source", "example", "--jobs",
+            "1", "--output", str(folder), "--progress-every", "0.2"]
+
+
+def test_a_pipe_sees_plain_progress_lines(example_env, tmp_path):
+    done = subprocess.run(matrix_command(tmp_path), env=example_env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = [l for l in done.stderr.splitlines() if l.startswith("rulebridge matrix: ")]
+    assert lines[0].startswith("rulebridge matrix: 0/6 functions, ")
+    assert lines[-1].startswith("rulebridge matrix: 6/6 functions, ")
+    assert "\r" not in done.stderr and "\x1b" not in done.stderr  # no bar drawn into a log
+    assert all(" s elapsed" in line for line in lines)
+    assert all("left" in line for line in lines[1:-1])
+
+
+def test_a_terminal_sees_a_bar_with_an_estimate(example_env, tmp_path):
+    pytest.importorskip("tqdm")
+    main_fd, child_fd = pty.openpty()
+    fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
+    process = subprocess.Popen(matrix_command(tmp_path), env=example_env, cwd=tmp_path,
+                               stdout=subprocess.DEVNULL, stderr=child_fd)
+    os.close(child_fd)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([main_fd], [], [], 600)
+        try:
+            chunk = os.read(main_fd, 4096) if ready else b""
+        except OSError:  # the terminal closed with the process
+            chunk = b""
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main_fd)
+    assert process.wait(timeout=60) == 0
+    text = seen.decode(errors="replace")
+    assert "6/6" in text and "\r" in text  # one line redrawn in place
+    assert "<00:00" in text or "<?" in text  # tqdm's [elapsed<remaining] estimate
+    assert "rulebridge matrix: 0/6" not in text  # not the plain lines
+
+
+def test_jobs_default_to_the_cores_this_process_may_use():
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "from rulebridge.checking.matrix import default_jobs; print(default_jobs())")
+    one = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert one.stdout.strip() == "1"
+    from rulebridge.checking.matrix import default_jobs
+
+    assert default_jobs() == len(os.sched_getaffinity(0))

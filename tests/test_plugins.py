@@ -17,6 +17,7 @@ import pytest
 
 import rulebridge as rb
 from rulebridge.rules.registry import Registry
+from rulebridge.checking.status import STATUS_FILE
 
 HERE = Path(__file__).parent
 DISTRIBUTIONS = [HERE / "example_adapter", HERE / "example_adapter" / "broken"]
@@ -103,10 +104,11 @@ def test_check_rule_verifies_the_example_rules(installed, dtype):
 def test_example_adapter_appears_in_the_matrix(site, tmp_path):
     path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
     env = dict(os.environ, PYTHONPATH=path)
-    out, json_path, status = tmp_path / "m.md", tmp_path / "m.json", tmp_path / "status.json"
+    out, json_path = tmp_path / "compat_matrix.md", tmp_path / "compat_matrix.json"
+    shipped = STATUS_FILE.read_bytes()
     subprocess.run([sys.executable, "-m", "rulebridge.cli", "matrix", "--source", "example",
-                    "--out", str(out), "--json", str(json_path), "--status", str(status),
-                    "--workers", "1"], check=True, env=env, cwd=tmp_path, timeout=600)
+                    "--jobs", "1"], check=True, env=env, cwd=tmp_path, timeout=600)
+    assert STATUS_FILE.read_bytes() == shipped  # the package's shipped status is not a user's
     cells = json.loads(json_path.read_text())["cells"]
     example = [c for c in cells if c["source"] == "example"]
     assert {c["status"] for c in example} == {"pass"}, example

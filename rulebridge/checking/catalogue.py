@@ -9,8 +9,10 @@ live in `tables_*.py`, as data, spelled with the builders of cases.py; this modu
 from __future__ import annotations
 
 import functools
+import importlib
+import inspect
 import operator
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ..rules.namespaces import NAMESPACES, dispatched_functions
 from ..rules.rule import function_name
@@ -62,6 +64,57 @@ def introspected() -> dict[Callable, str]:
         for _, function in dispatched_functions(namespace):
             found.setdefault(function, function_name(function))
     return found
+
+
+# x[i] reaches rulebridge as operator.getitem; the rest of Python's operator module is not NumPy's.
+EXPORTS_OF = {"operator": ("operator.getitem",)}
+
+
+def module_of(name: str) -> str:
+    """The module a row belongs to: `numpy.linalg` for `numpy.linalg.solve`."""
+    return name.rpartition(".")[0] or name
+
+
+def exports(names: Iterable[str]) -> dict[str, list[str]]:
+    """For each module among the row `names`, the public functions it exports (its callables
+    that are not classes, named as rows are, aliases once): what coverage is counted against.
+    A module that cannot be imported (a SciPy drop-in of a SciPy not installed) exports []."""
+    found = {}
+    for module_name in sorted({module_of(name) for name in names}):
+        if module_name in EXPORTS_OF:
+            found[module_name] = sorted(EXPORTS_OF[module_name])
+            continue
+        namespace = _resolve(module_name)
+        members = {}
+        for attr in dir(namespace) if namespace is not None else ():
+            value = getattr(namespace, attr, None)
+            if (attr.startswith("_") or attr == "test"  # NumPy's and SciPy's test runners
+                    or not callable(value) or isinstance(value, type)):
+                continue
+            try:
+                name = function_name(value) if inspect.ismodule(namespace) else None
+            except TypeError:
+                continue
+            name = name if name and module_of(name) == module_name else f"{module_name}.{attr}"
+            members.setdefault(id(value), name)  # aliases (abs, absolute) count once
+        found[module_name] = sorted(set(members.values()))
+    return found
+
+
+def _resolve(dotted: str) -> Any:
+    """The module or object a dotted name means (`scipy.stats.norm` is an object in a module)."""
+    head, rest = dotted, []
+    while head:
+        try:
+            value = importlib.import_module(head)
+        except ImportError:
+            head, _, last = head.rpartition(".")
+            rest.insert(0, last)
+            continue
+        for attr in rest:
+            value = getattr(value, attr, None)
+        return value
+    return None
 
 
 def rows(offered: dict[str, Iterable[Callable]]) -> dict[str, Callable]:

@@ -1,5 +1,7 @@
-"""`rulebridge matrix`: run every check, write compat_matrix.md and its JSON twin, or `--check`
-that the committed files are what the installed libraries produce."""
+"""`rulebridge matrix`: run every check and write compat_matrix.md, its JSON twin and the
+measurements beside them in the working folder, or `--check` that the committed files are what
+the installed libraries produce. It never writes anywhere else (the status shipped with the
+package is made from the committed JSON by a maintainer's step, tools/ship_status.py)."""
 
 from __future__ import annotations
 
@@ -11,15 +13,11 @@ import time
 from pathlib import Path
 
 from ..rules.registry import REGISTRY
-from . import conventions, render, status
-from .matrix import DTYPES, ERROR_FIGURE_FACTOR, SEED, Plan, changed_cells, run
+from . import render
+from .matrix import DTYPES, SEED, Outcome, Plan, default_jobs, run, versions
+from .progress import Progress
 
-
-DEFAULT_JSON = "compat_matrix.json"
-
-
-def status_text(matrix: dict) -> str:
-    return json.dumps(render.verified_status(matrix), indent=0, sort_keys=True) + "\n"
+MARKDOWN, JSON, MEASURED = "compat_matrix.md", "compat_matrix.json", "compat_matrix.measured.json"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -28,31 +26,33 @@ def parser() -> argparse.ArgumentParser:
                                             "NumPy and write the compatibility matrix.")
     p.add_argument("--source", action="append", metavar="NAME",
                    help="adapter to check (repeatable; default: every installed adapter)")
-    p.add_argument("--out", default="compat_matrix.md", help="Markdown output")
-    p.add_argument("--json", default=DEFAULT_JSON, help="JSON output")
+    p.add_argument("--output", default=".", metavar="DIR",
+                   help=f"folder of {MARKDOWN}, {JSON} and {MEASURED} (default: the working "
+                        "folder)")
     p.add_argument("--check", action="store_true",
-                   help="regenerate in memory and fail if the files on disk are stale")
-    p.add_argument("--status", default=None,
-                   help="where to write the per-signature results the registry loads to choose "
-                        "rules (default: the package's checking/verified.json when --json is "
-                        "the default compat_matrix.json)")
-    p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+                   help="regenerate in memory and fail if the committed files are stale")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="processes (default: every core this process may use)")
     p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--progress-every", type=float, default=5.0, metavar="SECONDS",
+                   help="seconds between progress lines when standard error is not a terminal")
     return p
 
 
-def generate(sources: list[str] | None, workers: int, seed: int = SEED,
-             progress: bool = False) -> tuple[dict, str, dict[str, float]]:
+def generate(sources: list[str] | None, jobs: int, seed: int = SEED,
+             progress: Progress | None = None,
+             expected: dict[str, float] | None = None) -> tuple[Outcome, str]:
+    """Run the matrix for `sources` (None: every installed adapter); the outcome and its
+    Markdown."""
     names = tuple(sources or sorted(REGISTRY.infos()))
-    matrix, cpu = run(Plan(names, DTYPES, seed), workers=workers, progress=progress)
-    markdown = render.to_markdown(matrix, conventions.to_markdown(matrix["sources"]))
-    return matrix, markdown, cpu
+    outcome = run(Plan(names, DTYPES, seed), jobs=jobs, progress=progress, expected=expected)
+    return outcome, render.to_markdown(outcome.matrix)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    progress = sys.stderr.isatty()
-    out, json_path = Path(args.out), Path(args.json)
+    folder = Path(args.output)
+    md_path, json_path, measured_path = folder / MARKDOWN, folder / JSON, folder / MEASURED
     sources = args.source
     if args.check:
         stale = version_mismatch(json_path, sources)
@@ -60,43 +60,50 @@ def main(argv: list[str] | None = None) -> int:
             print(stale, file=sys.stderr)
             return 1
         sources = sources or json.loads(json_path.read_text())["sources"]
+    jobs = args.jobs or default_jobs()
+    progress = Progress("rulebridge matrix", "functions", every=args.progress_every)
     start = time.perf_counter()
-    matrix, markdown, row_seconds = generate(sources, args.workers, args.seed, progress)
-    elapsed, cpu = time.perf_counter() - start, sum(row_seconds.values())
-    text = render.to_json(matrix)
+    try:
+        outcome, markdown = generate(sources, jobs, args.seed, progress,
+                                     _row_seconds(measured_path))
+    finally:
+        progress.close()
+    elapsed, cpu = time.perf_counter() - start, sum(outcome.seconds.values())
+    text = render.to_json(outcome.matrix)
+    timing = f"{elapsed:.0f} s, {cpu:.0f} CPU s in checks, {jobs} job(s)"
     if args.check:
-        problems = [_json_changes(json_path, json.loads(text)), _diff(out, markdown)]
-        problems = [p for p in problems if p]
+        problems = [p for p in (_diff(json_path, text), _diff(md_path, markdown)) if p]
         if problems:
             print("\n".join(problems), file=sys.stderr)
-            print("The committed matrix is stale: run `rulebridge matrix` and commit "
-                  f"{out} and {json_path}.", file=sys.stderr)
+            print(f"The committed matrix is stale: run `rulebridge matrix` and commit {md_path} "
+                  f"and {json_path}.", file=sys.stderr)
             return 1
-        figures = "" if json_path.read_text() == text else (
-            f"; some error figures differ from the committed ones by less than "
-            f"{ERROR_FIGURE_FACTOR:.0f}x, as they do between machines")
-        print(f"{out} and {json_path} are up to date ({elapsed:.0f} s, {cpu:.0f} CPU s in "
-              f"checks{figures}).")
+        print(f"{md_path} and {json_path} are up to date ({timing}).")
         return 0
-    out.write_text(markdown)
+    folder.mkdir(parents=True, exist_ok=True)
+    md_path.write_text(markdown)
     json_path.write_text(text)
-    status_path = args.status or (status.STATUS_FILE if args.json == DEFAULT_JSON else None)
-    if status_path:  # ship the results with the package, for rule selection
-        Path(status_path).write_text(status_text(matrix))
-    for row in render.summary(matrix):
+    measured_path.write_text(json.dumps({
+        "note": "what depends on the machine: not committed (see rulebridge/checking/matrix.py)",
+        "elapsed seconds": round(elapsed, 1), "jobs": jobs,
+        "row CPU seconds": {k: round(v, 3) for k, v in outcome.seconds.items()},
+        "cells": outcome.measured}, indent=0) + "\n")
+    for row in render.summary(outcome.matrix):
         print(f"{row['source']}: {row.get('verified', 0)} functions verified on float64 "
-              f"(+{row.get('primal only', 0)} primal only) of {row.get('offered', 0)} offered")
-    print(f"wrote {out} and {json_path} in {elapsed:.0f} s ({cpu:.0f} CPU s in checks, "
-          f"{args.workers} worker(s))")
-    slowest = sorted(row_seconds.items(), key=lambda item: -item[1])[:5]
+              f"({row.get('no gradient', 0)} of them without a gradient) of "
+              f"{row.get('offered', 0)} offered")
+    figures = [m["max_rel_error"] for m in outcome.measured if m["status"] == "pass"]
+    if figures:
+        print(f"worst relative error among {len(figures)} passing gradient checks: "
+              f"{max(figures):.1e} (every figure in {measured_path})")
+    print(f"wrote {md_path} and {json_path} in {timing}")
+    slowest = sorted(outcome.seconds.items(), key=lambda item: -item[1])[:5]
     print("slowest rows (CPU s): " + ", ".join(f"{name} {s:.1f}" for name, s in slowest))
     return 0
 
 
 def version_mismatch(json_path: Path, sources: list[str] | None) -> str:
     """A plain message when the committed matrix was made with other library versions."""
-    from .matrix import versions
-
     try:
         matrix = json.loads(json_path.read_text())
         committed = matrix["versions"]
@@ -115,27 +122,12 @@ def version_mismatch(json_path: Path, sources: list[str] | None) -> str:
             "matrix` and review the changed cells.")
 
 
-def _json_changes(path: Path, fresh: dict, limit: int = 30) -> str:
-    """What differs between the committed JSON and a regenerated matrix, as `matrix.same_cell`
-    compares cells (a cell's error figure depends on the machine); "" when nothing does."""
+def _row_seconds(path: Path) -> dict[str, float]:
+    """CPU seconds per row from an earlier run's measurements, to start the slow rows first."""
     try:
-        committed = json.loads(path.read_text())
-    except FileNotFoundError:
-        return f"{path} does not exist."
-    except json.JSONDecodeError as exc:
-        return f"{path} is not valid JSON ({exc})."
-    lines = []
-    head = {k: v for k, v in committed.items() if k != "cells"}
-    fresh_head = {k: v for k, v in fresh.items() if k != "cells"}
-    if head != fresh_head:
-        lines.append(f"{path}: committed {json.dumps(head)}\n"
-                     f"  regenerated {json.dumps(fresh_head)}")
-    changed = changed_cells(committed.get("cells", []), fresh["cells"])
-    for old, new in changed[:limit]:
-        lines.append(f"{path}:\n- {json.dumps(old)}\n+ {json.dumps(new)}")
-    if len(changed) > limit:
-        lines.append(f"... {len(changed) - limit} more changed cells")
-    return "\n".join(lines)
+        return dict(json.loads(path.read_text())["row CPU seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _diff(path: Path, new: str, limit: int = 30) -> str:

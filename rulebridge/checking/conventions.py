@@ -40,7 +40,14 @@ CONVENTIONS = (
 )
 
 
-def evaluate(convention: Convention, source: str) -> str:
+def evaluate(sources: list[str] | tuple[str, ...]) -> list[dict]:
+    """What every source returns at every convention point: JSON-ready rows
+    `{"point": title, "values": {source: text}}`."""
+    return [{"point": c.title, "values": {s: evaluate_one(c, s) for s in sources}}
+            for c in CONVENTIONS]
+
+
+def evaluate_one(convention: Convention, source: str) -> str:
     """The cotangents `source`'s rule returns at this point, as text."""
     args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in convention.args)
     try:
@@ -64,12 +71,13 @@ def _format(ct) -> str:
     return "[" + ", ".join(f"{v:g}" for v in values) + "]"
 
 
-def to_markdown(sources: list[str]) -> str:
+def to_markdown(rows: list[dict], sources: list[str]) -> str:
+    """The conventions table from `evaluate`'s rows."""
     lines = ["## Conventions at kinks and ties", "",
              "Finite differences cannot decide these; this is what each source's rule returns "
              "(one list per differentiated argument).", "",
              "| point | " + " | ".join(sources) + " |", "|---|" + "---|" * len(sources)]
-    for convention in CONVENTIONS:
-        values = [evaluate(convention, source) for source in sources]
-        lines.append(f"| {convention.title} | " + " | ".join(values) + " |")
+    for row in rows:
+        values = [row["values"].get(source, "") for source in sources]
+        lines.append(f"| {row['point']} | " + " | ".join(values) + " |")
     return "\n".join(lines) + "\n"

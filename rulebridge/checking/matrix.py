@@ -2,7 +2,11 @@
 
 Each case's inputs are drawn from a generator seeded by (seed, function, dtype, case number), so a
 cell's result does not depend on which worker ran it or in which order: `--check` is stable.
-A cell's error figure does depend on the machine (see `same_cell`).
+A cell holds only what the machine cannot change (status, reason, signature, configuration);
+what it can change (the worst relative error, the figures behind a failure, seconds) goes into a
+`Measured` record beside it, which `rulebridge matrix` writes to a file that is not committed:
+NumPy picks its libm and BLAS kernels by CPU, and finite differences magnify their last-bit
+differences (two Xeon hosts gave error figures up to 17x apart, every status the same).
 Work is spread over processes by function (JAX compiles a pullback per signature, the expensive
 part); each worker resolves names to functions itself, so nothing unpicklable crosses.
 """
@@ -11,13 +15,14 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import os
 import sys
 import time
 import warnings
 import zlib
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -26,7 +31,8 @@ from ..rules.adapter import requirement_names
 from ..rules.registry import REGISTRY
 from ..rules.keys import format_key, format_settings, normalise
 from ..rules.signature import format_signature, signature_of
-from .catalogue import cases_for, rows
+from . import conventions
+from .catalogue import cases_for, exports, rows
 from .check import check_call
 from .domains import build_args
 
@@ -106,13 +112,20 @@ def row_names(sources: tuple[str, ...]) -> list[str]:
 
 
 def check_function(name: str, plan: Plan) -> list[dict]:
-    """Every cell of one row, as JSON-ready dicts."""
+    """Every cell of one row, as JSON-ready dicts (the committed facts only)."""
+    return check_row(name, plan)[0]
+
+
+def check_row(name: str, plan: Plan) -> tuple[list[dict], list[dict]]:
+    """Every cell of one row, and what was measured at each checked cell (error figures, which
+    depend on the machine): two lists of JSON-ready dicts."""
+    measured: list[dict] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ComplexWarning and friends from NumPy's own calls
-        return _check_row(name, plan)
+        return _check_row(name, plan, measured), measured
 
 
-def _check_row(name: str, plan: Plan) -> list[dict]:
+def _check_row(name: str, plan: Plan, measured: list[dict]) -> list[dict]:
     _init_worker(plan.sources)
     function = _WORKER["rows"][name]
     sources = [s for s in plan.sources if s in _WORKER["offered"]]
@@ -132,7 +145,8 @@ def _check_row(name: str, plan: Plan) -> list[dict]:
         # per signature, and that is what bounds a full run's time.
         for number, case in enumerate(cases if dtype == FULL_DTYPE else cases[:1]):
             key = case_key(plan.seed, name, dtype, number)
-            cells += _check_case(name, function, case, dtype, key, sources, plan.seed)
+            cells += _check_case(name, function, case, dtype, key, sources, plan.seed,
+                                 measured)
     return cells
 
 
@@ -155,7 +169,7 @@ def case_key(seed: int, name: str, dtype: str, number: int) -> str:
     return f"{seed}|{name}|{dtype}|{number}"
 
 
-def _check_case(name, function, case, dtype, key, sources, seed) -> list[dict]:
+def _check_case(name, function, case, dtype, key, sources, seed, measured) -> list[dict]:
     def fresh_call():
         return example_call(case, dtype, key)
 
@@ -189,54 +203,36 @@ def _check_case(name, function, case, dtype, key, sources, seed) -> list[dict]:
             cells.append(_cell(name, source, dtype, signature, "error", label,
                                reason=_line(f"{type(exc).__name__}: {exc}"), key=trust_key))
             continue
-        error = None if result.max_rel_error is None else float(f"{result.max_rel_error:.1e}")
-        cells.append(_cell(name, source, dtype, signature, result.status, label, error,
-                           _line(result.reason) if result.status != "pass" else "",
-                           key=trust_key))
+        status = result.status
+        if status == "pass" and result.max_rel_error is None:
+            status = NO_GRADIENT  # the primal and the contract were checked; nothing to compare
+        cell = _cell(name, source, dtype, signature, status, label,
+                     _line(result.reason) if result.status != "pass" else "", key=trust_key)
+        cells.append(cell)
+        measured.append({**{k: cell[k] for k in CELL_KEY}, "status": status,
+                         "max_rel_error": result.max_rel_error, "measured": result.measured})
     return cells
 
 
-# A cell's `max_rel_error` is a measurement whose digits depend on the machine: NumPy picks its
-# libm and BLAS kernels by CPU, and finite differences magnify their last-bit differences. Two
-# Xeon hosts gave figures up to 17x apart on 171 of 2,409 cells, with every status, reason and
-# signature the same. A cell's facts must match exactly; its figure within this factor.
-ERROR_FIGURE_FACTOR = 100.0
-_ERROR_FLOOR = 1e-16  # about float64's epsilon: an exact 0.0 here may be 1e-17 elsewhere
-
-
-def same_cell(committed: dict, fresh: dict) -> bool:
-    """True when a regenerated cell says what the committed one says (see ERROR_FIGURE_FACTOR)."""
-    if committed.keys() != fresh.keys():
-        return False
-    if any(fresh[name] != value for name, value in committed.items() if name != "max_rel_error"):
-        return False
-    old, new = committed.get("max_rel_error"), fresh.get("max_rel_error")
-    if old is None or new is None:
-        return old is new
-    if old != old or new != new:  # NaN matches only NaN (inf, like any figure, only inf)
-        return old != old and new != new
-    low, high = sorted((max(old, _ERROR_FLOOR), max(new, _ERROR_FLOOR)))
-    return high <= ERROR_FIGURE_FACTOR * low
+NO_GRADIENT = "no gradient"  # a passing cell where nothing differentiable flows (argmax, all, <)
+CELL_KEY = ("function", "source", "dtype", "signature", "kwargs", "key")
 
 
 def changed_cells(committed: list[dict],
                   fresh: list[dict]) -> list[tuple[dict | None, dict | None]]:
-    """The (committed, regenerated) pairs that disagree, in order; None where a side has no cell."""
+    """The (committed, regenerated) pairs that differ, in order; None where a side has no cell."""
     if len(committed) != len(fresh):
         longer = max(len(committed), len(fresh))
         committed = committed + [None] * (longer - len(committed))
         fresh = fresh + [None] * (longer - len(fresh))
-    return [(old, new) for old, new in zip(committed, fresh)
-            if old is None or new is None or not same_cell(old, new)]
+    return [(old, new) for old, new in zip(committed, fresh) if old != new]
 
 
-def _cell(function, source, dtype, signature, status, kwargs="", max_rel_error=None,
-          reason="", key="") -> dict:
+def _cell(function, source, dtype, signature, status, kwargs="", reason="", key="") -> dict:
     """One checked case. `key` is the text of the key the shipped status records it under
     (rulebridge/rules/keys.py: the signature with the call's configuration)."""
     return {"function": function, "source": source, "dtype": dtype, "signature": signature,
-            "kwargs": kwargs, "key": key or signature, "status": status,
-            "max_rel_error": max_rel_error, "reason": reason}
+            "kwargs": kwargs, "key": key or signature, "status": status, "reason": reason}
 
 
 def _line(text: str, limit: int = 240) -> str:
@@ -254,39 +250,69 @@ def _refusal(message: str, source: str) -> str:
 # -- the whole matrix ------------------------------------------------------------------------
 
 
-def run(plan: Plan, workers: int = 2, progress: bool = False) -> tuple[dict, dict[str, float]]:
-    """Every cell of the matrix, with the versions it was computed with, and the CPU seconds
-    each row's checks took (on a shared machine, the honest measure of cost)."""
-    by_source = offered(plan.sources)
-    plan = Plan(tuple(s for s in plan.sources if s in by_source), plan.dtypes, plan.seed)
-    names = list(rows(by_source))
-    cells: list[dict] = []
-    cpu: dict[str, float] = {}
-    for done, (name, row, seconds) in enumerate(_map(names, plan, workers), 1):
-        cells += row
-        cpu[name] = seconds
+@dataclass
+class Outcome:
+    """A run of the matrix: `matrix` holds the facts (committed as compat_matrix.json);
+    `measured` the error figures per checked cell and `seconds` the CPU seconds per row, which
+    depend on the machine (written beside it, not committed)."""
+
+    matrix: dict
+    measured: list[dict]
+    seconds: dict[str, float]
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def run(plan: Plan, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
+        expected: dict[str, float] | None = None) -> Outcome:
+    """Every cell of the matrix, with the versions it was computed with. `progress(done, total)`
+    is called as rows finish; `expected` (CPU seconds per row, from an earlier run) only orders
+    the work, slowest first, so that no long row starts last: results do not depend on it."""
+    pool = _pool(plan.sources, jobs) if jobs > 1 else None  # workers import while we do
+    try:
+        by_source = offered(plan.sources)
+        plan = Plan(tuple(s for s in plan.sources if s in by_source), plan.dtypes, plan.seed)
+        names = list(rows(by_source))
+        expected = expected or {}
+        todo = sorted(names, key=lambda n: -expected.get(n, float("inf")))
+        if pool is None:
+            found = map(_check_function_star, [(name, plan) for name in todo])
+            conventions_rows = conventions.evaluate(plan.sources)
+        else:
+            pending = pool.apply_async(conventions.evaluate, (plan.sources,))
+            found = pool.imap_unordered(_check_function_star, [(n, plan) for n in todo])
+        results: dict[str, tuple[list[dict], list[dict], float]] = {}
         if progress:
-            print(f"\r  checked {done}/{len(names)} functions", end="", file=sys.stderr,
-                  flush=True)
-    if progress:
-        print(file=sys.stderr)
+            progress(0, len(names))
+        for name, cells, measured, seconds in found:
+            results[name] = (cells, measured, seconds)
+            if progress:
+                progress(len(results), len(names))
+        if pool is not None:
+            conventions_rows = pending.get()
+    finally:
+        if pool is not None:
+            pool.terminate()
     matrix = {"versions": versions(plan.sources), "seed": plan.seed,
-              "sources": list(plan.sources), "dtypes": list(plan.dtypes), "cells": cells}
-    return matrix, cpu
+              "sources": list(plan.sources), "dtypes": list(plan.dtypes),
+              "exports": exports(names), "conventions": conventions_rows,
+              "cells": [c for name in names for c in results[name][0]]}
+    return Outcome(matrix, [m for name in names for m in results[name][1]],
+                   {name: results[name][2] for name in names})
 
 
-def _map(names: list[str], plan: Plan, workers: int) -> Iterator[tuple[str, list[dict], float]]:
-    if workers <= 1:
-        for name in names:
-            yield _check_function_star((name, plan))
-        return
-    # spawn: JAX must not be forked once initialised, and the parent has imported the adapters.
+def _pool(sources: tuple[str, ...], jobs: int):
+    # spawn: JAX must not be forked once initialised, and the parent imports the adapters.
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(plan.sources,)) as pool:
-        yield from pool.imap(_check_function_star, [(name, plan) for name in names], chunksize=2)
+    return context.Pool(jobs, initializer=_init_worker, initargs=(sources,))
 
 
-def _check_function_star(item) -> tuple[str, list[dict], float]:
+def _check_function_star(item) -> tuple[str, list[dict], list[dict], float]:
     start = time.process_time()
-    cells = check_function(*item)
-    return item[0], cells, time.process_time() - start
+    cells, measured = check_row(*item)
+    return item[0], cells, measured, time.process_time() - start

@@ -1,15 +1,23 @@
-"""The matrix as Markdown (compat_matrix.md), as JSON (its twin), and as the status table the
-registry loads to choose rules (rulebridge/checking/verified.json)."""
+"""The matrix as Markdown (compat_matrix.md) and as JSON (its twin, the facts it is rendered
+from)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 
-# Worst first: a cell shows the worst status among its cases.
-ORDER = ("fail", "error", "inconclusive", "unchecked", "not offered", "pass", "undefined")
+from . import conventions
+from .catalogue import module_of
+from .coverage import VERIFIED, coverage
+
+# Worst first: a column shows the worst status among its cases.
+ORDER = ("fail", "error", "inconclusive", "unchecked", "not offered", "pass", "no gradient",
+         "undefined")
 LEGEND = {
     "pass": "the rule agrees with finite differences of NumPy's function at every case",
+    "no gradient": "nothing differentiable flows (argmax, all, comparisons): the rule's values "
+                   "and contract are checked, there is no derivative to compare",
     "fail": "the rule disagrees with NumPy (gradient, primal, or a non-finite cotangent)",
     "error": "the rule raised, or broke the contract (cotangent shape/dtype, mutation, repeat)",
     "inconclusive": "finite differences could not decide at the sampled inputs",
@@ -17,6 +25,7 @@ LEGEND = {
     "unchecked": "offered, but the catalogue has no input domain for it yet",
     "n/a": "NumPy itself does not accept this dtype",
 }
+_LINE_LISTS = ("exports", "conventions", "cells")  # one item per line in the JSON
 
 
 def worst(statuses) -> str:
@@ -25,56 +34,76 @@ def worst(statuses) -> str:
 
 
 def to_json(matrix: dict) -> str:
-    """Indented, with one cell per line: small, and a stale cell shows as a one-line diff."""
-    head = {k: v for k, v in matrix.items() if k != "cells"}
-    text = json.dumps(head, indent=1)[:-2]
-    cells = ",\n  ".join(json.dumps(cell) for cell in matrix["cells"])
-    return f'{text},\n "cells": [\n  {cells}\n ]\n}}\n'
+    """Indented, with one cell (one module's exports, one convention) per line: a changed fact
+    shows as a one-line diff."""
+    parts = []
+    for key, value in matrix.items():
+        if key in _LINE_LISTS and isinstance(value, list):
+            items = ",\n  ".join(json.dumps(item) for item in value)
+            parts.append(f' {json.dumps(key)}: [\n  {items}\n ]')
+        elif key in _LINE_LISTS and isinstance(value, dict):
+            items = ",\n  ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
+            parts.append(f' {json.dumps(key)}: {{\n  {items}\n }}')
+        else:
+            text = json.dumps(value, indent=1).replace("\n", "\n ")
+            parts.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-
-def _grid(cells: list[dict]) -> dict:
-    grid: dict = defaultdict(list)
+def grid(cells: list[dict]) -> dict:
+    """Cells by (function, source, dtype); a row-level cell (not offered, unchecked): dtype ""."""
+    found: dict = defaultdict(list)
     for cell in cells:
-        grid[(cell["function"], cell["source"], cell["dtype"])].append(cell)
-    return grid
+        found[(cell["function"], cell["source"], cell["dtype"])].append(cell)
+    return found
+
+
+def column_status(function: str, source: str, dtype: str, cells: dict) -> str:
+    """One source's result for one function in one dtype column: the worst over its cases."""
+    row = cells.get((function, source, ""))
+    if row:
+        return row[0]["status"]
+    checked = [c["status"] for c in cells.get((function, source, dtype), [])
+               if c["status"] != "undefined"]
+    return worst(checked) if checked else "n/a"
 
 
 def summary(matrix: dict) -> list[dict]:
-    """Per source: functions offered, verified on float64 (every float64 case passes and a
-    gradient was checked), primal-only (nothing differentiable flows), and the rest."""
-    grid = _grid(matrix["cells"])
+    """Per source: functions offered, verified on float64 (every float64 case passes), of those
+    without a gradient, the other statuses, and float32/complex128 passes."""
+    cells = grid(matrix["cells"])
     rows = []
     for source in matrix["sources"]:
         counts: dict = defaultdict(int)
         functions = sorted({c["function"] for c in matrix["cells"] if c["source"] == source})
         for function in functions:
-            row = grid.get((function, source, ""), [])
-            if row:
-                counts[row[0]["status"]] += 1
+            status = column_status(function, source, "float64", cells)
+            if status == "not offered" and (function, source, "") in cells:
                 continue
             counts["offered"] += 1
-            cells = [c for c in grid.get((function, source, "float64"), [])
-                     if c["status"] != "undefined"]
-            status = worst(c["status"] for c in cells)
-            if status == "pass":
-                gradient = any(c["max_rel_error"] is not None for c in cells)
-                counts["verified" if gradient else "primal only"] += 1
-            else:
-                counts[status] += 1
+            counts["verified" if status in VERIFIED else status] += 1
+            counts[status] += status == "no gradient"
             for dtype in ("float32", "complex128"):
-                if worst(c["status"] for c in grid.get((function, source, dtype), [])) == "pass":
-                    counts[f"pass {dtype}"] += 1
-        counts["offered"] += counts["unchecked"]
+                counts[f"pass {dtype}"] += column_status(function, source, dtype,
+                                                         cells) in VERIFIED
         rows.append({"source": source, **counts})
     return rows
 
 
-def to_markdown(matrix: dict, conventions: str = "") -> str:
-    sources, dtypes = matrix["sources"], matrix["dtypes"]
-    grid = _grid(matrix["cells"])
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def to_markdown(matrix: dict) -> str:
+    cells = grid(matrix["cells"])
     functions = list(dict.fromkeys(c["function"] for c in matrix["cells"]))
+    by_module: dict[str, list[str]] = defaultdict(list)
+    for function in functions:
+        by_module[module_of(function)].append(function)
+    modules = sorted(by_module, key=_module_order)
     versions = ", ".join(f"{k} {v}" for k, v in matrix["versions"].items())
+    sections = ["Summary", "Coverage", *modules, "Notes", "Conventions at kinks and ties"]
     lines = [
         "# rulebridge compatibility matrix", "",
         "Generated by `rulebridge matrix`; do not edit (`rulebridge matrix --check` fails when "
@@ -86,56 +115,116 @@ def to_markdown(matrix: dict, conventions: str = "") -> str:
         "`rulebridge/checking/`. A cell is the worst result over the function's cases "
         "(shapes 0-d/1-d/2-d, broadcasting pairs, static arguments): every case in float64, "
         "the first case in float32 and complex128. `compat_matrix.json` has every case with "
-        "its signature, worst relative error and reason.", "",
+        "its signature, configuration and reason; the error figures, which depend on the "
+        "machine, are in the uncommitted `compat_matrix.measured.json` a run writes.", "",
+        "Contents: " + " · ".join(f"[{s}](#{slug(s)})" for s in sections), "",
     ]
     lines += [f"- **{k}**: {v}" for k, v in LEGEND.items()] + [""]
-    lines += ["## Summary", "",
-              "| source | offered | verified (float64, gradient checked) | primal only "
-              "(no gradient flows) | fail | error | inconclusive | unchecked | float32 pass "
-              "| complex128 pass |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    for row in summary(matrix):
-        keys = ("offered", "verified", "primal only", "fail", "error", "inconclusive",
-                "unchecked", "pass float32", "pass complex128")
-        lines.append(f"| {row['source']} | " + " | ".join(str(row.get(k, 0)) for k in keys) + " |")
-    header = " | ".join(f"{s} {d}" for s in sources for d in dtypes)
-    lines += ["", "## Matrix", "", f"| function | {header} |",
-              "|---|" + "---|" * (len(sources) * len(dtypes))]
+    lines += _summary_table(matrix)
+    covered = coverage(matrix)
+    lines += _coverage_table(covered, modules)
     notes: list[str] = []
-    for function in functions:
-        cells = []
-        for source in sources:
-            for dtype in dtypes:
-                cells.append(_cell_text(function, source, dtype, grid, notes))
-        lines.append(f"| `{function}` | " + " | ".join(cells) + " |")
-    lines += ["", "## Notes", ""] + notes
-    if conventions:
-        lines += ["", conventions.rstrip()]
+    header = " | ".join(f"{s} {d}" for s in matrix["sources"] for d in matrix["dtypes"])
+    for module in modules:
+        lines += [f"## {module}", "", _coverage_line(module, covered[module]), ""]
+        lines += _gaps(module, covered[module])
+        lines += [f"| function | {header} |",
+                  "|---|" + "---|" * (len(matrix["sources"]) * len(matrix["dtypes"]))]
+        for function in by_module[module]:
+            texts = [_cell_text(function, source, dtype, cells, notes)
+                     for source in matrix["sources"] for dtype in matrix["dtypes"]]
+            lines.append(f"| `{_short(function, module)}` | " + " | ".join(texts) + " |")
+        lines.append("")
+    lines += ["## Notes", ""] + notes
+    if matrix.get("conventions"):
+        lines += ["", conventions.to_markdown(matrix["conventions"], matrix["sources"]).rstrip()]
     return "\n".join(lines) + "\n"
 
 
-def _cell_text(function, source, dtype, grid, notes) -> str:
-    row = grid.get((function, source, ""))
+def _short(function: str, module: str) -> str:
+    return function[len(module) + 1:] if function.startswith(module + ".") else function
+
+
+def _module_order(module: str) -> tuple:
+    root = module.partition(".")[0]
+    return ({"numpy": 0, "scipy": 1}.get(root, 2), module != root, module)
+
+
+def _summary_table(matrix: dict) -> list[str]:
+    keys = ("offered", "verified", "no gradient", "fail", "error", "inconclusive", "unchecked",
+            "pass float32", "pass complex128")
+    lines = ["## Summary", "",
+             "Functions per source. *verified*: every float64 case passes (*no gradient* counts "
+             "those of them where nothing differentiable flows).", "",
+             "| source | offered | verified (float64) | of which no gradient | fail | error | "
+             "inconclusive | unchecked | float32 pass | complex128 pass |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in summary(matrix):
+        lines.append(f"| {row['source']} | " + " | ".join(str(row.get(k, 0)) for k in keys)
+                     + " |")
+    return lines + [""]
+
+
+def _coverage_table(covered: dict, modules: list[str]) -> list[str]:
+    lines = ["## Coverage", "",
+             "Against what each module exports (its public functions, found by introspection): "
+             "how many have a rule verified on float64 by at least one source.", "",
+             "| module | public functions | verified | with a gradient | no gradient | offered, "
+             "not verified | offered by no source |", "|---|---|---|---|---|---|---|"]
+    for module in modules:
+        c = covered[module]
+        lines.append(f"| [{module}](#{slug(module)}) | {c['exported']} | "
+                     f"{len(c['gradient']) + len(c['no gradient'])} | {len(c['gradient'])} | "
+                     f"{len(c['no gradient'])} | {len(c['unverified'])} | "
+                     f"{len(c['not offered'])} |")
+    return lines + [""]
+
+
+def _coverage_line(module: str, c: dict) -> str:
+    verified = len(c["gradient"]) + len(c["no gradient"])
+    text = (f"**Coverage:** {verified} of the {c['exported']} public functions of `{module}` "
+            f"have a rule verified on float64 by at least one source ({len(c['gradient'])} with "
+            f"a gradient, {len(c['no gradient'])} without one). Offered but not verified: "
+            f"{len(c['unverified'])}; offered by no source: {len(c['not offered'])}.")
+    if c["beyond"]:
+        text += f" Rows beyond its exports: {len(c['beyond'])}."
+    return text
+
+
+def _gaps(module: str, c: dict) -> list[str]:
+    if not (c["unverified"] or c["not offered"]):
+        return []
+    lines = [f"<details><summary>Gaps: {len(c['unverified'])} offered but not verified, "
+             f"{len(c['not offered'])} offered by no source</summary>", ""]
+    for title, names in (("Offered, not verified", c["unverified"]),
+                         ("Offered by no source", c["not offered"])):
+        if names:
+            lines += [f"{title}: " + ", ".join(f"`{_short(n, module)}`" for n in names) + ".",
+                      ""]
+    return lines + ["</details>", ""]
+
+
+def _cell_text(function, source, dtype, cells, notes) -> str:
+    row = cells.get((function, source, ""))
     if row:
         status = row[0]["status"]
         return status if status == "not offered" else _footnote(
             status, f"`{function}` · {source}: {row[0]['reason']}", notes)
-    cells = grid.get((function, source, dtype), [])
-    checked = [c for c in cells if c["status"] != "undefined"]
+    checked = [c for c in cells.get((function, source, dtype), []) if c["status"] != "undefined"]
     if not checked:
         return "n/a"
     status = worst(c["status"] for c in checked)
-    if status == "pass":
-        return "pass"
+    if status in VERIFIED:
+        return status
     # A declined signature of an offered function is footnoted too: its reason is often a
     # divergence from NumPy the adapter chose to refuse rather than get wrong.
-    bad = [c for c in checked if c["status"] != "pass"]
+    bad = [c for c in checked if c["status"] not in VERIFIED]
     by_reason: dict = defaultdict(list)
     for c in bad:
         by_reason[c["reason"]].append(c["signature"] + (f" {c['kwargs']}" if c["kwargs"] else ""))
     detail = "; ".join(f"{', '.join(sorted(set(sigs)))}: {reason}"
                        for reason, sigs in by_reason.items())
-    passed = sum(c["status"] == "pass" for c in checked)
+    passed = sum(c["status"] in VERIFIED for c in checked)
     text = _footnote(status, f"`{function}` · {source} · {dtype}: {detail}", notes)
     return text + (f" ({passed}/{len(checked)} pass)" if passed else "")
 
@@ -143,20 +232,3 @@ def _cell_text(function, source, dtype, grid, notes) -> str:
 def _footnote(status: str, text: str, notes: list[str]) -> str:
     notes.append(f"{len(notes) + 1}. {text}")
     return f"{status} [{len(notes)}]"
-
-
-def verified_status(matrix: dict) -> dict:
-    """{source: {function: {signature: status}}}: the worst result over a signature's cases.
-    "fail" (a wrong number somewhere) and "error" (the rule raised or broke its contract, a clear
-    error at run time) stay distinct: the registry never uses a failed rule, and ranks an erring
-    one below every other candidate."""
-    table: dict = defaultdict(lambda: defaultdict(dict))
-    for cell in matrix["cells"]:
-        status = cell["status"]
-        if status not in ("pass", "fail", "error", "inconclusive"):
-            continue
-        entry = table[cell["source"]][cell["function"]]
-        key = cell.get("key") or cell["signature"]  # the signature and the configuration
-        entry[key] = worst([entry.get(key, "pass"), status])
-    return {"versions": matrix["versions"],
-            "status": {s: dict(sorted(f.items())) for s, f in sorted(table.items())}}
