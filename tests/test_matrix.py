@@ -93,7 +93,7 @@ def test_a_stale_version_is_reported_plainly(tmp_path, capsys):
 
 def _pair_with_one_failed_source():
     """A committed (function, signature) where one source fails and another passes."""
-    table = status.load()["status"]
+    table = {name: entry["status"] for name, entry in status.load()["sources"].items()}
     for function, signatures in table.get("autograd", {}).items():
         for signature, state in signatures.items():
             others = [s for s in table if s != "autograd"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..rules.registry import REGISTRY
 from . import render
-from .matrix import DTYPES, SEED, Outcome, Plan, default_jobs, run, versions
+from .matrix import DTYPES, SEED, Outcome, Plan, default_jobs, made_by, run, versions
 from .progress import Progress
 
 MARKDOWN, JSON, MEASURED = "compat_matrix.md", "compat_matrix.json", "compat_matrix.measured.json"
@@ -106,10 +106,15 @@ def version_mismatch(json_path: Path, sources: list[str] | None) -> str:
     """A plain message when the committed matrix was made with other library versions."""
     try:
         matrix = json.loads(json_path.read_text())
-        committed = matrix["versions"]
+        committed = dict(matrix["versions"])
     except (FileNotFoundError, KeyError, json.JSONDecodeError) as exc:
         return f"{json_path} is missing or unreadable ({exc}): run `rulebridge matrix`."
-    installed = versions(sources or matrix.get("sources") or sorted(REGISTRY.infos()))
+    names = sources or matrix.get("sources") or sorted(REGISTRY.infos())
+    installed = versions(names)
+    for name, made in made_by(names).items():  # the adapters' own distributions, too
+        installed[f"distribution of {name}"] = _made_text(made)
+    for name, made in matrix.get("adapters", {}).items():
+        committed[f"distribution of {name}"] = _made_text(made)
     changed = [f"{name}: committed {committed.get(name, 'absent')}, installed "
                f"{installed.get(name, 'absent')}"
                for name in sorted(set(committed) | set(installed))
@@ -120,6 +125,12 @@ def version_mismatch(json_path: Path, sources: list[str] | None) -> str:
             + "\n  ".join(changed) + "\nInstall the pinned versions (pip install -r "
             "requirements-dev.txt) or, if the upgrade is intended, regenerate with `rulebridge "
             "matrix` and review the changed cells.")
+
+
+def _made_text(made: dict) -> str:
+    requires = ", ".join(f"{k} {v}" for k, v in made["requires"].items())
+    text = f"{made['distribution']} {made['version']}" if made["distribution"] else "in-process"
+    return text + (f" (requires {requires})" if requires else "")
 
 
 def _row_seconds(path: Path) -> dict[str, float]:

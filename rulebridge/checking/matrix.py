@@ -69,6 +69,16 @@ def offered(sources: Iterable[str]) -> dict[str, list[Callable]]:
     return found
 
 
+def made_by(sources: Iterable[str]) -> dict[str, dict]:
+    """For each source, the distribution whose entry point registers it, its version and the
+    installed versions of what it requires: what a shipped status is bound to ("" for an
+    adapter registered in-process)."""
+    infos = REGISTRY.infos()
+    return {name: {"distribution": infos[name].distribution, "version": infos[name].version,
+                   "requires": dict(sorted(infos[name].requires.items()))}
+            for name in sources if name in infos}
+
+
 def versions(sources: Iterable[str]) -> dict[str, str]:
     found = {"rulebridge": metadata.version("rulebridge")}
     libraries = list(LIBRARIES)
@@ -298,7 +308,8 @@ def run(plan: Plan, jobs: int = 1, progress: Callable[[int, int], None] | None =
     finally:
         if pool is not None:
             pool.terminate()
-    matrix = {"versions": versions(plan.sources), "seed": plan.seed,
+    matrix = {"versions": versions(plan.sources), "adapters": made_by(plan.sources),
+              "seed": plan.seed,
               "sources": list(plan.sources), "dtypes": list(plan.dtypes),
               "exports": exports(names), "conventions": conventions_rows,
               "cells": [c for name in names for c in results[name][0]]}

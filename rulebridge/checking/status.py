@@ -12,11 +12,18 @@ from collections import defaultdict
 from pathlib import Path
 
 STATUS_FILE = Path(__file__).with_name("verified.json")
+FORMAT = 2  # {"format", "versions", "sources": {adapter: {distribution, version, requires, status}}}
 
 
 def from_matrix(matrix: dict) -> dict:
-    """The shipped table of a matrix (compat_matrix.json's content)."""
-    return {"versions": matrix["versions"], "status": verified_status(matrix)}
+    """The shipped table of a matrix (compat_matrix.json's content): for each adapter that came
+    from a distribution, which one (name, version, the versions of what it requires) and its
+    results; an adapter registered in-process has nothing to be bound to, and ships nothing."""
+    statuses = verified_status(matrix)
+    sources = {name: {**made, "status": statuses[name]}
+               for name, made in matrix.get("adapters", {}).items()
+               if made.get("distribution") and name in statuses}
+    return {"format": FORMAT, "versions": matrix["versions"], "sources": sources}
 
 
 def verified_status(matrix: dict) -> dict:
@@ -45,18 +52,21 @@ def to_text(table: dict) -> str:
 
 
 def load(path: Path = STATUS_FILE) -> dict:
+    """The shipped table; an empty one when the file is missing or of another format (then
+    nothing is verified in advance, and rules are checked at first use)."""
     try:
-        return json.loads(path.read_text())
+        table = json.loads(path.read_text())
     except FileNotFoundError:
-        return {"versions": {}, "status": {}}
+        table = {}
+    if table.get("format") != FORMAT:
+        return {"format": FORMAT, "versions": {}, "sources": {}}
+    return table
 
 
 def install(registry, path: Path = STATUS_FILE) -> int:
-    """Record every shipped result in `registry`; returns how many."""
-    count = 0
-    for source, functions in load(path)["status"].items():
-        for function, signatures in functions.items():
-            for signature, status in signatures.items():
-                registry.set_status(function, source, signature, status)
-                count += 1
-    return count
+    """Give `registry` the shipped results (each applies only to the adapter of the
+    distribution that produced it: `Registry.set_shipped`); returns how many there are."""
+    sources = load(path)["sources"]
+    registry.set_shipped(sources)
+    return sum(len(signatures) for entry in sources.values()
+               for signatures in entry["status"].values())

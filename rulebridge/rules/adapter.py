@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import importlib
 import re
+import warnings
 from importlib import metadata
 from typing import Callable, Iterable
 
 import numpy as np
 
-from ..errors import AdapterError, Declined
+from ..errors import AdapterError, AdapterWarning, Declined
 from .rule import Rule, function_name
 from .signature import Signature
 
@@ -99,19 +100,35 @@ def _to_numpy(value):
 
 class AdapterInfo(str):
     """One discovered adapter, listed without importing it. It is its name (a `str`), and it
-    also says whether it can be loaded and, if not, why."""
+    also says whether it can be loaded and, if not, why; which distribution (and version)
+    registers it and the installed versions of what that distribution requires, which is what a
+    shipped status is bound to; and, for a name several distributions register, `candidates`:
+    each of them (the name is then unavailable)."""
 
     target: str  # "module:attribute" of the entry point, or "" for one registered in-process
     distribution: str
     available: bool
     reason: str
+    version: str
+    requires: dict[str, str]
+    candidates: tuple["AdapterInfo", ...]
 
     def __new__(cls, name: str, target: str, distribution: str, available: bool = True,
-                reason: str = "") -> "AdapterInfo":
+                reason: str = "", version: str = "", requires: dict[str, str] | None = None,
+                candidates: tuple["AdapterInfo", ...] = ()) -> "AdapterInfo":
         info = super().__new__(cls, name)
         info.target, info.distribution = target, distribution
         info.available, info.reason = available, reason
+        info.version, info.requires, info.candidates = version, dict(requires or {}), candidates
         return info
+
+    def made(self, distribution: str, version: str, requires: dict[str, str]) -> bool:
+        """True when this adapter is the one `distribution` at `version` registers, with the
+        same versions of what it requires installed: a status made with that one applies to it.
+        Never for an adapter registered in-process, nor for a name several distributions claim."""
+        return (bool(self.target) and bool(distribution) and not self.candidates
+                and (self.distribution, self.version, self.requires)
+                == (distribution, version, dict(requires)))
 
     @property
     def name(self) -> str:
@@ -170,26 +187,46 @@ class AdapterInfo(str):
 
 def discover() -> dict[str, AdapterInfo]:
     """Entry points of the group, by name, without importing any of them. An adapter whose
-    distribution requires a package that is not installed is listed as unavailable."""
-    found = {}
+    distribution requires a package that is not installed is listed as unavailable. A name
+    that several distributions register is listed as unavailable too, with each of them as a
+    candidate, and reported (AdapterWarning): neither may silently stand in for the other, nor
+    take the status shipped for the other."""
+    candidates: dict[str, list[AdapterInfo]] = {}
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = getattr(entry, "dist", None)
-        missing = _missing_requirements(dist) if dist is not None else []
+        requires, missing = _requirements(dist) if dist is not None else ({}, [])
         reason = (f"{', '.join(missing)} not installed; install it with "
                   f"`pip install {' '.join(missing)}`") if missing else ""
-        found.setdefault(entry.name, AdapterInfo(entry.name, entry.value, dist.name if dist else "",
-                                                 available=not missing, reason=reason))
-    return found
+        candidates.setdefault(entry.name, []).append(AdapterInfo(
+            entry.name, entry.value, dist.name if dist else "", available=not missing,
+            reason=reason, version=dist.version if dist else "", requires=requires))
+    return {name: infos[0] if len(infos) == 1 else _contested(name, infos)
+            for name, infos in candidates.items()}
 
 
-def _missing_requirements(dist: metadata.Distribution) -> list[str]:
-    missing = []
+def _contested(name: str, infos: list[AdapterInfo]) -> AdapterInfo:
+    listed = " and ".join(f"{i.distribution or 'an unknown distribution'} {i.version} "
+                          f"(entry point {i.target})" for i in infos)
+    reason = (f"{len(infos)} installed distributions register an adapter named {name!r}: "
+              f"{listed}. rulebridge uses neither, so that one cannot stand in for the other "
+              f"or take its verified status: uninstall the one you do not want "
+              f"(pip uninstall <distribution>)")
+    warnings.warn(f"rulebridge: {reason}", AdapterWarning, stacklevel=3)
+    return AdapterInfo(name, " | ".join(i.target for i in infos),
+                       " | ".join(i.distribution for i in infos), available=False,
+                       reason=reason, candidates=tuple(infos))
+
+
+def _requirements(dist: metadata.Distribution) -> tuple[dict[str, str], list[str]]:
+    """The installed versions of what `dist` requires (extras and markers aside), and the names
+    of those not installed."""
+    installed, missing = {}, []
     for name in _required(dist):
         try:
-            metadata.version(name)
+            installed[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             missing.append(name)
-    return missing
+    return installed, missing
 
 
 def requirement_names(distribution: str) -> list[str]:

@@ -35,6 +35,8 @@ class Registry:
         self._per_function: dict[Callable, tuple[str, ...]] = {}
         self._caches: dict[str | None, dict] = {}
         self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
+        self._shipped: dict[str, dict] = {}  # adapter name -> its shipped results (set_shipped)
+        self._bound: dict[str, bool] = {}  # adapter name -> do its shipped results apply to it
         self._resolve_hooks: list[Callable[[Rule], Rule]] = []
         self._seconds: dict[tuple[str, str], dict[str, float]] = {}  # (function, signature) -> {source: s}
         self._imports: dict[Callable, dict[str, Callable[[Signature], Rule]]] = {}
@@ -76,7 +78,7 @@ class Registry:
             self.infos()[adapter.name] = AdapterInfo(adapter.name, "", "")
             self._loaded[adapter.name] = adapter
             self._load_errors.pop(adapter.name, None)
-            self._invalidate()
+            self._adapters_changed()
 
     def rediscover(self) -> None:
         """Read the entry points again, for an adapter installed (or taken off `sys.path`) while
@@ -90,13 +92,13 @@ class Registry:
                             if n in found and found[n].target == old[n].target}
             self._infos = found
             self._load_errors.clear()
-            self._invalidate()
+            self._adapters_changed()
 
     def unregister(self, name: str) -> None:
         with self._lock:
             self.infos().pop(name, None)
             self._loaded.pop(name, None)
-            self._invalidate()
+            self._adapters_changed()
 
     def adapter(self, name: str) -> Adapter:
         """The loaded adapter `name`; imports it on first use."""
@@ -289,7 +291,8 @@ class Registry:
                 warnings.warn(str(problem), AdapterWarning, stacklevel=2)
                 refusals.append(f"{name}: broken ({problem})")
                 continue
-            rule.status = self._status.get((rule.name, rule.source, text), rule.status)
+            shipped = None if builder is not None else self.shipped_status(rule.name, name, text)
+            rule.status = self._status.get((rule.name, rule.source, text), shipped or rule.status)
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
             built.append(rule)
@@ -369,6 +372,32 @@ class Registry:
             self._status[(function, source, signature)] = status
             self._invalidate()
 
+    def set_shipped(self, shipped: dict[str, dict]) -> None:
+        """The check results shipped with the package, by adapter name: each entry is
+        `{"distribution", "version", "requires", "status": {function: {signature: status}}}`.
+        An entry applies only to the adapter of that name whose entry point comes from that
+        distribution at that version, with the same versions of what it requires installed
+        (`AdapterInfo.made`): never to one registered in-process under the same name, nor to a
+        name two distributions register."""
+        with self._lock:
+            self._shipped = dict(shipped)
+            self._invalidate()
+
+    def shipped_status(self, function: str, source: str, signature: str) -> str | None:
+        """The shipped status of `source`'s rule for `function` at `signature`, if it applies
+        to the installed adapter named `source` (see `set_shipped`)."""
+        entry = self._shipped.get(source)
+        if entry is None:
+            return None
+        bound = self._bound.get(source)
+        if bound is None:
+            info = self.infos().get(source)
+            bound = info is not None and info.made(entry.get("distribution", ""),
+                                                   entry.get("version", ""),
+                                                   entry.get("requires", {}))
+            self._bound[source] = bound
+        return entry["status"].get(function, {}).get(signature) if bound else None
+
     def set_seconds(self, function: str, source: str, signature: str, seconds: float) -> None:
         """Record a measured pullback time (`rulebridge.measure_rules`) used to choose rules."""
         with self._lock:
@@ -412,7 +441,14 @@ class Registry:
                 self._imports.pop(function, None)
             self._invalidate()
 
+    def _adapters_changed(self) -> None:
+        # A named source's cache is made again, so its next use meets the adapter now installed
+        # under that name (or the error saying why there is none).
+        self._caches = {k: v for k, v in self._caches.items() if k is None}
+        self._invalidate()
+
     def _invalidate(self) -> None:
+        self._bound.clear()  # the adapters may have changed: bind the shipped results again
         for cache in self._caches.values():
             cache.clear()
 
