@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from .matrix import DTYPES, SEED, Outcome, Plan, default_jobs, made_by, run, ver
 from .progress import Progress
 
 MARKDOWN, JSON, MEASURED = "compat_matrix.md", "compat_matrix.json", "compat_matrix.measured.json"
+CACHE_VARIABLE = "RULEBRIDGE_CACHE_DIR"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,6 +35,11 @@ def parser() -> argparse.ArgumentParser:
                    help="regenerate in memory and fail if the committed files are stale")
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                    help="processes (default: every core this process may use)")
+    p.add_argument("--workers", type=int, dest="jobs", help=argparse.SUPPRESS)  # the old name
+    p.add_argument("--cache", default=None, metavar="DIR",
+                   help="folder where adapters keep compiled code between runs (default: "
+                        f"${CACHE_VARIABLE}, else the user cache folder's rulebridge/)")
+    p.add_argument("--no-cache", action="store_true", help="keep nothing between runs")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--progress-every", type=float, default=5.0, metavar="SECONDS",
                    help="seconds between progress lines when standard error is not a terminal")
@@ -40,13 +47,22 @@ def parser() -> argparse.ArgumentParser:
 
 
 def generate(sources: list[str] | None, jobs: int, seed: int = SEED,
-             progress: Progress | None = None,
-             expected: dict[str, float] | None = None) -> tuple[Outcome, str]:
+             progress: Progress | None = None, expected: dict[str, float] | None = None,
+             cache: Path | None = None) -> tuple[Outcome, str]:
     """Run the matrix for `sources` (None: every installed adapter); the outcome and its
     Markdown."""
     names = tuple(sources or sorted(REGISTRY.infos()))
-    outcome = run(Plan(names, DTYPES, seed), jobs=jobs, progress=progress, expected=expected)
+    outcome = run(Plan(names, DTYPES, seed), jobs=jobs, progress=progress, expected=expected,
+                  cache=cache)
     return outcome, render.to_markdown(outcome.matrix)
+
+
+def default_cache() -> Path:
+    """$RULEBRIDGE_CACHE_DIR, else $XDG_CACHE_HOME/rulebridge, else ~/.cache/rulebridge."""
+    if os.environ.get(CACHE_VARIABLE):
+        return Path(os.environ[CACHE_VARIABLE])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "rulebridge"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress("rulebridge matrix", "functions", every=args.progress_every)
     start = time.perf_counter()
     try:
+        cache = None if args.no_cache else Path(args.cache) if args.cache else default_cache()
         outcome, markdown = generate(sources, jobs, args.seed, progress,
-                                     _row_seconds(measured_path))
+                                     _row_seconds(measured_path), cache)
     finally:
         progress.close()
     elapsed, cpu = time.perf_counter() - start, sum(outcome.seconds.values())

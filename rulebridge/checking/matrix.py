@@ -22,6 +22,7 @@ import warnings
 import zlib
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
@@ -107,7 +108,20 @@ _WORKERS: dict[tuple, dict] = {}  # per source selection: what is offered, and t
 _WORKER: dict = {}
 
 
-def _init_worker(sources: tuple[str, ...]) -> None:
+def use_cache(folder: str | Path | None, sources: Iterable[str]) -> None:
+    """Let each adapter keep what does not change between runs under `folder`/<its name>
+    (`Adapter.use_cache`); None: keep nothing."""
+    if folder is None:
+        return
+    for name in sources:
+        try:
+            REGISTRY.adapter(name).use_cache(Path(folder) / name)
+        except AdapterError:
+            pass  # reported where the matrix skips it
+
+
+def _init_worker(sources: tuple[str, ...], cache: str | None = None) -> None:
+    use_cache(cache, sources)
     if sources not in _WORKERS:
         by_source = offered(sources)
         _WORKERS[sources] = {"offered": {name: set(fs) for name, fs in by_source.items()},
@@ -279,11 +293,14 @@ def default_jobs() -> int:
 
 
 def run(plan: Plan, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-        expected: dict[str, float] | None = None) -> Outcome:
+        expected: dict[str, float] | None = None, cache: str | Path | None = None) -> Outcome:
     """Every cell of the matrix, with the versions it was computed with. `progress(done, total)`
     is called as rows finish; `expected` (CPU seconds per row, from an earlier run) only orders
-    the work, slowest first, so that no long row starts last: results do not depend on it."""
-    pool = _pool(plan.sources, jobs) if jobs > 1 else None  # workers import while we do
+    the work, slowest first, so that no long row starts last; `cache` is a folder the adapters
+    may keep compiled code in (`use_cache`). Results depend on neither."""
+    cache = None if cache is None else str(cache)
+    pool = _pool(plan.sources, jobs, cache) if jobs > 1 else None  # workers import while we do
+    use_cache(cache, plan.sources)
     try:
         by_source = offered(plan.sources)
         plan = Plan(tuple(s for s in plan.sources if s in by_source), plan.dtypes, plan.seed)
@@ -317,10 +334,10 @@ def run(plan: Plan, jobs: int = 1, progress: Callable[[int, int], None] | None =
                    {name: results[name][2] for name in names})
 
 
-def _pool(sources: tuple[str, ...], jobs: int):
+def _pool(sources: tuple[str, ...], jobs: int, cache: str | None):
     # spawn: JAX must not be forked once initialised, and the parent imports the adapters.
     context = multiprocessing.get_context("spawn")
-    return context.Pool(jobs, initializer=_init_worker, initargs=(sources,))
+    return context.Pool(jobs, initializer=_init_worker, initargs=(sources, cache))
 
 
 def _check_function_star(item) -> tuple[str, list[dict], list[dict], float]:

@@ -12,7 +12,8 @@ from collections import defaultdict
 from pathlib import Path
 
 STATUS_FILE = Path(__file__).with_name("verified.json")
-FORMAT = 2  # {"format", "versions", "sources": {adapter: {distribution, version, requires, status}}}
+FORMAT = 2  # {"format", "versions", "sources": {adapter: {distribution, version, requires,
+#              status}}}
 
 
 def from_matrix(matrix: dict) -> dict:

@@ -6,6 +6,7 @@ import importlib
 import re
 import warnings
 from importlib import metadata
+from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
@@ -39,6 +40,18 @@ class Adapter:
     def signatures(self, function: Callable) -> list[str]:
         """Human-readable signature families this adapter accepts for `function`."""
         return []
+
+    def use_cache(self, folder: Path) -> None:
+        """Keep under `folder` (this adapter's own) what does not change from one run to the
+        next, such as compiled pullbacks, and reuse it; `rulebridge matrix` asks, so that a run
+        does not compile again what an earlier one did. A cache must never change a result:
+        key what it keeps by everything that result depends on. The default keeps nothing.
+
+        Parameters
+        ----------
+        folder : pathlib.Path
+            A folder for this adapter alone; it may not exist yet.
+        """
 
     # -- imports (`rulebridge.import_rule`); optional ------------------------------------------
 
