@@ -169,7 +169,7 @@ class AdapterInfo(str):
         # The module, not the entry point's attribute: an adapter keeps that module light (its
         # source library is imported when the adapter itself is loaded).
         module_name = self.target.partition(":")[0]
-        if not module_name:
+        if not module_name or self.candidates:  # a contested name: import none of its claimants
             return default
         try:
             module = importlib.import_module(module_name)

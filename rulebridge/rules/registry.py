@@ -386,6 +386,8 @@ class Registry:
     def shipped_status(self, function: str, source: str, signature: str) -> str | None:
         """The shipped status of `source`'s rule for `function` at `signature`, if it applies
         to the installed adapter named `source` (see `set_shipped`)."""
+        if self._status_loaders:
+            self._load_status()
         entry = self._shipped.get(source)
         if entry is None:
             return None
