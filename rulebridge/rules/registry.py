@@ -37,6 +37,7 @@ class Registry:
         self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
         self._shipped: dict[str, dict] = {}  # adapter name -> its shipped results (set_shipped)
         self._bound: dict[str, bool] = {}  # adapter name -> do its shipped results apply to it
+        self._shipped_imports: set[tuple[str, str]] = set()  # (function, source): see below
         self._resolve_hooks: list[Callable[[Rule], Rule]] = []
         self._seconds: dict[tuple[str, str], dict[str, float]] = {}  # (function, signature) -> {source: s}
         self._imports: dict[Callable, dict[str, Callable[[Signature], Rule]]] = {}
@@ -291,7 +292,8 @@ class Registry:
                 warnings.warn(str(problem), AdapterWarning, stacklevel=2)
                 refusals.append(f"{name}: broken ({problem})")
                 continue
-            shipped = None if builder is not None else self.shipped_status(rule.name, name, text)
+            shipped = (self.shipped_status(rule.name, name, text)
+                       if builder is None or (rule.name, name) in self._shipped_imports else None)
             rule.status = self._status.get((rule.name, rule.source, text), shipped or rule.status)
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
@@ -400,6 +402,15 @@ class Registry:
             self._bound[source] = bound
         return entry["status"].get(function, {}).get(signature) if bound else None
 
+    def use_shipped_for_import(self, function: str, source: str) -> None:
+        """The rules `source` builds for `function` through `import_rule` are the ones the
+        shipped results were made with (the SciPy drop-ins import exactly what the matrix
+        checked): let those results apply to them, as bound by `set_shipped`. A later
+        `import_rule` of the same function and source undoes it."""
+        with self._lock:
+            self._shipped_imports.add((function, source))
+            self._invalidate()
+
     def set_seconds(self, function: str, source: str, signature: str, seconds: float) -> None:
         """Record a measured pullback time (`rulebridge.measure_rules`) used to choose rules."""
         with self._lock:
@@ -422,6 +433,7 @@ class Registry:
                 self._trusted.add((function, source))
             else:
                 self._trusted.discard((function, source))
+            self._shipped_imports.discard((name, source))
             # a new rule: what was checked or timed of an earlier one says nothing about it
             for key in [k for k in self._status if k[:2] == (name, source)]:
                 del self._status[key]

@@ -10,12 +10,10 @@ where SciPy reads only one triangle of a matrix (conventions.py).
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
 from typing import Any, Callable
 
-from ..checking import status as shipped
 from ..engine.box import Traced
 from ..errors import AdapterError, Declined, ImportRuleError, TracingError
 from ..import_rule import import_rule
@@ -96,16 +94,10 @@ class DropIn:
                 continue  # this source cannot give one; the others may
             found.append(source)
             # import_rule forgets the results of earlier rules; the committed matrix's were
-            # made by this very import, so they choose among the sources as for NumPy's.
-            name = self.__rulebridge_name__
-            for signature, status in _shipped().get(source, {}).get(name, {}).items():
-                REGISTRY.set_status(name, source, signature, status)
+            # made by this very import, so its shipped results apply (where they are bound to
+            # the installed adapter, as for NumPy's functions).
+            REGISTRY.use_shipped_for_import(self.__rulebridge_name__, source)
         self.sources = tuple(found)
-
-
-@functools.cache
-def _shipped() -> dict:
-    return shipped.load()["status"]
 
 
 def _first_box(values) -> Traced | None:
