@@ -16,7 +16,7 @@ import pytest
 
 import rulebridge
 from rulebridge.checking import conventions, render, status
-from rulebridge.checking.catalogue import cases_for
+from rulebridge.checking.catalogue import cases_for, exports
 from rulebridge.checking.command import main as matrix_main, version_mismatch
 from rulebridge.checking.matrix import Plan, case_key, changed_cells, check_function, example_call
 from rulebridge.rules.keys import format_key, normalise
@@ -60,6 +60,17 @@ def test_a_failure_s_reason_holds_no_figure_that_depends_on_the_machine(flipped)
 
 def test_the_markdown_is_rendered_from_the_json():
     assert MARKDOWN.read_text() == render.to_markdown(COMMITTED)
+
+
+def test_the_exports_counted_against_do_not_depend_on_what_ran_before():
+    # Bound methods are made anew on each access: counted by identity, two of SciPy's
+    # distribution methods could share the id of a freed temporary and count as one.
+    import scipy.stats
+
+    before = exports(ROWS)
+    scipy.stats.expon.sf(1.0), scipy.stats.truncnorm.entropy(0.1, 2.0)
+    assert before == exports(ROWS) == COMMITTED["exports"]
+    assert len(before.get("scipy.stats.expon", [])) > 10
 
 
 def test_the_conventions_in_the_json_are_what_the_sources_return():

@@ -96,7 +96,9 @@ def exports(names: Iterable[str]) -> dict[str, list[str]]:
             except TypeError:
                 continue
             name = name if name and module_of(name) == module_name else f"{module_name}.{attr}"
-            members.setdefault(id(value), name)  # aliases (abs, absolute) count once
+            # A module's aliases (abs, absolute) count once; an object's attributes are made
+            # anew on each access (bound methods), so they are told apart by name.
+            members.setdefault(id(value) if inspect.ismodule(namespace) else attr, name)
         found[module_name] = sorted(set(members.values()))
     return found
 
