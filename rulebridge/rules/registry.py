@@ -16,6 +16,7 @@ from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .keys import NO_CONFIGURATION, Configuration, format_key
 from .missing import missing_rule
 from .rule import Rule, function_name
+from .shipped import Shipped
 from .signature import Signature, format_signature
 
 NO_ADAPTER_HINT = (
@@ -35,9 +36,7 @@ class Registry:
         self._per_function: dict[Callable, tuple[str, ...]] = {}
         self._caches: dict[str | None, dict] = {}
         self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
-        self._shipped: dict[str, dict] = {}  # adapter name -> its shipped results (set_shipped)
-        self._bound: dict[str, bool] = {}  # adapter name -> do its shipped results apply to it
-        self._shipped_imports: set[tuple[str, str]] = set()  # (function, source): see below
+        self._shipped = Shipped()  # the results shipped with the package (set_shipped)
         self._resolve_hooks: list[Callable[[Rule], Rule]] = []
         self._seconds: dict[tuple[str, str], dict[str, float]] = {}  # (function, signature) -> {source: s}
         self._imports: dict[Callable, dict[str, Callable[[Signature], Rule]]] = {}
@@ -292,8 +291,8 @@ class Registry:
                 warnings.warn(str(problem), AdapterWarning, stacklevel=2)
                 refusals.append(f"{name}: broken ({problem})")
                 continue
-            shipped = (self.shipped_status(rule.name, name, text)
-                       if builder is None or (rule.name, name) in self._shipped_imports else None)
+            shipped = (self.shipped_status(rule.name, name, text) if builder is None
+                       or self._shipped.applies_to_import(rule.name, name) else None)
             rule.status = self._status.get((rule.name, rule.source, text), shipped or rule.status)
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
@@ -375,40 +374,25 @@ class Registry:
             self._invalidate()
 
     def set_shipped(self, shipped: dict[str, dict]) -> None:
-        """The check results shipped with the package, by adapter name: each entry is
-        `{"distribution", "version", "requires", "status": {function: {signature: status}}}`.
-        An entry applies only to the adapter of that name whose entry point comes from that
-        distribution at that version, with the same versions of what it requires installed
-        (`AdapterInfo.made`): never to one registered in-process under the same name, nor to a
-        name two distributions register."""
+        """The check results shipped with the package, by adapter name, each bound to the
+        distribution that produced it (rulebridge/rules/shipped.py)."""
         with self._lock:
-            self._shipped = dict(shipped)
+            self._shipped.set(shipped)
             self._invalidate()
 
     def shipped_status(self, function: str, source: str, signature: str) -> str | None:
         """The shipped status of `source`'s rule for `function` at `signature`, if it applies
-        to the installed adapter named `source` (see `set_shipped`)."""
+        to the installed adapter named `source`."""
         if self._status_loaders:
             self._load_status()
-        entry = self._shipped.get(source)
-        if entry is None:
-            return None
-        bound = self._bound.get(source)
-        if bound is None:
-            info = self.infos().get(source)
-            bound = info is not None and info.made(entry.get("distribution", ""),
-                                                   entry.get("version", ""),
-                                                   entry.get("requires", {}))
-            self._bound[source] = bound
-        return entry["status"].get(function, {}).get(signature) if bound else None
+        return self._shipped.status(function, source, signature, self.infos)
 
     def use_shipped_for_import(self, function: str, source: str) -> None:
-        """The rules `source` builds for `function` through `import_rule` are the ones the
-        shipped results were made with (the SciPy drop-ins import exactly what the matrix
-        checked): let those results apply to them, as bound by `set_shipped`. A later
-        `import_rule` of the same function and source undoes it."""
+        """Let the shipped results apply to the rules `import_rule` builds for `function` from
+        `source` (the SciPy drop-ins import what the matrix checked); a later `import_rule` of
+        the same function and source undoes it."""
         with self._lock:
-            self._shipped_imports.add((function, source))
+            self._shipped.adopt_import(function, source)
             self._invalidate()
 
     def set_seconds(self, function: str, source: str, signature: str, seconds: float) -> None:
@@ -433,7 +417,7 @@ class Registry:
                 self._trusted.add((function, source))
             else:
                 self._trusted.discard((function, source))
-            self._shipped_imports.discard((name, source))
+            self._shipped.forget_import(name, source)
             # a new rule: what was checked or timed of an earlier one says nothing about it
             for key in [k for k in self._status if k[:2] == (name, source)]:
                 del self._status[key]
@@ -462,7 +446,7 @@ class Registry:
         self._invalidate()
 
     def _invalidate(self) -> None:
-        self._bound.clear()  # the adapters may have changed: bind the shipped results again
+        self._shipped.adapters_changed()  # bind the shipped results again
         for cache in self._caches.values():
             cache.clear()
 
