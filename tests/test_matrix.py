@@ -54,8 +54,8 @@ def test_a_failure_s_reason_holds_no_figure_that_depends_on_the_machine(flipped)
     assert not any(ch.isdigit() for ch in one.reason)
     assert one.measured in one.describe()
     for cell in COMMITTED["cells"]:
-        assert set(cell) == {"function", "source", "dtype", "signature", "kwargs", "status",
-                             "reason"}
+        assert set(cell) == {"function", "source", "dtype", "signature", "kwargs", "key",
+                             "status", "reason"}
 
 
 def test_the_markdown_is_rendered_from_the_json():

@@ -16,7 +16,7 @@ from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .keys import NO_CONFIGURATION, Configuration, format_key
 from .missing import missing_rule
 from .rule import Rule, function_name
-from .shipped import Shipped
+from .shipped import ShippedStatus
 from .signature import Signature, format_signature
 
 NO_ADAPTER_HINT = (
@@ -26,7 +26,7 @@ NO_ADAPTER_HINT = (
     "`pip install -r requirements-dev.txt` (from the checkout's root) all of them")
 
 
-class Registry:
+class Registry(ShippedStatus):
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._infos: dict[str, AdapterInfo] | None = None
@@ -36,12 +36,11 @@ class Registry:
         self._per_function: dict[Callable, tuple[str, ...]] = {}
         self._caches: dict[str | None, dict] = {}
         self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
-        self._shipped = Shipped()  # the results shipped with the package (set_shipped)
+        self._init_shipped()
         self._resolve_hooks: list[Callable[[Rule], Rule]] = []
         self._seconds: dict[tuple[str, str], dict[str, float]] = {}  # (function, signature) -> {source: s}
         self._imports: dict[Callable, dict[str, Callable[[Signature], Rule]]] = {}
-        # Loaders of check results (the shipped status), run once before the first rule is
-        # resolved rather than when rulebridge is imported.
+        # Loaders of the shipped status, run before the first rule is resolved, not at import.
         self._status_loaders: list[Callable[["Registry"], object]] = []
         # Verdicts of checks at users' inputs in this process: (function, key) -> {source: status}
         self._checked: dict[tuple[str, str], dict[str, str]] = {}
@@ -291,8 +290,7 @@ class Registry:
                 warnings.warn(str(problem), AdapterWarning, stacklevel=2)
                 refusals.append(f"{name}: broken ({problem})")
                 continue
-            shipped = (self.shipped_status(rule.name, name, text) if builder is None
-                       or self._shipped.applies_to_import(rule.name, name) else None)
+            shipped = self.shipped_status(rule.name, name, text, imported=builder is not None)
             rule.status = self._status.get((rule.name, rule.source, text), shipped or rule.status)
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
@@ -373,28 +371,6 @@ class Registry:
             self._status[(function, source, signature)] = status
             self._invalidate()
 
-    def set_shipped(self, shipped: dict[str, dict]) -> None:
-        """The check results shipped with the package, by adapter name, each bound to the
-        distribution that produced it (rulebridge/rules/shipped.py)."""
-        with self._lock:
-            self._shipped.set(shipped)
-            self._invalidate()
-
-    def shipped_status(self, function: str, source: str, signature: str) -> str | None:
-        """The shipped status of `source`'s rule for `function` at `signature`, if it applies
-        to the installed adapter named `source`."""
-        if self._status_loaders:
-            self._load_status()
-        return self._shipped.status(function, source, signature, self.infos)
-
-    def use_shipped_for_import(self, function: str, source: str) -> None:
-        """Let the shipped results apply to the rules `import_rule` builds for `function` from
-        `source` (the SciPy drop-ins import what the matrix checked); a later `import_rule` of
-        the same function and source undoes it."""
-        with self._lock:
-            self._shipped.adopt_import(function, source)
-            self._invalidate()
-
     def set_seconds(self, function: str, source: str, signature: str, seconds: float) -> None:
         """Record a measured pullback time (`rulebridge.measure_rules`) used to choose rules."""
         with self._lock:
@@ -413,11 +389,8 @@ class Registry:
         name = function_name(function)
         with self._lock:
             self._imports.setdefault(function, {})[source] = builder
-            if trusted:
-                self._trusted.add((function, source))
-            else:
-                self._trusted.discard((function, source))
-            self._shipped.forget_import(name, source)
+            (self._trusted.add if trusted else self._trusted.discard)((function, source))
+            self._shipped_imports.discard((name, source))
             # a new rule: what was checked or timed of an earlier one says nothing about it
             for key in [k for k in self._status if k[:2] == (name, source)]:
                 del self._status[key]
@@ -439,14 +412,7 @@ class Registry:
                 self._imports.pop(function, None)
             self._invalidate()
 
-    def _adapters_changed(self) -> None:
-        # A named source's cache is made again, so its next use meets the adapter now installed
-        # under that name (or the error saying why there is none).
-        self._caches = {k: v for k, v in self._caches.items() if k is None}
-        self._invalidate()
-
     def _invalidate(self) -> None:
-        self._shipped.adapters_changed()  # bind the shipped results again
         for cache in self._caches.values():
             cache.clear()
 

@@ -8,49 +8,51 @@ name two distributions register, nor after an upgrade.
 
 from __future__ import annotations
 
-from typing import Callable
 
-from .adapter import AdapterInfo
+class ShippedStatus:
+    """The registry's part that holds the shipped results and binds them to the installed
+    adapters (a mixin of `Registry`, which provides `infos`, `_lock`, `_caches`,
+    `_status_loaders`, `_load_status` and `_invalidate`)."""
 
-
-class Shipped:
-    """Shipped results by adapter name, and which of them apply to the adapters installed now."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, dict] = {}  # adapter name -> its shipped results
+    def _init_shipped(self) -> None:
+        self._shipped: dict[str, dict] = {}  # adapter name -> its shipped results
         self._bound: dict[str, bool] = {}  # adapter name -> do its results apply to it
-        self._imports: set[tuple[str, str]] = set()  # (function, source): see `adopt_import`
+        self._shipped_imports: set[tuple[str, str]] = set()  # see `use_shipped_for_import`
 
-    def set(self, entries: dict[str, dict]) -> None:
-        """Each entry: `{"distribution", "version", "requires", "status": {function:
-        {signature: status}}}`."""
-        self._entries = dict(entries)
-        self._bound.clear()
+    def set_shipped(self, shipped: dict[str, dict]) -> None:
+        """The results shipped with the package, by adapter name: each `{"distribution",
+        "version", "requires", "status": {function: {key: status}}}`."""
+        with self._lock:
+            self._shipped, self._bound = dict(shipped), {}
+            self._invalidate()
 
-    def adapters_changed(self) -> None:
-        self._bound.clear()
-
-    def status(self, function: str, source: str, signature: str,
-               infos: Callable[[], dict[str, AdapterInfo]]) -> str | None:
-        """The shipped status of `source`'s rule for `function` at `signature`, if it applies
-        to the adapter `infos()` lists under that name."""
-        entry = self._entries.get(source)
-        if entry is None:
+    def shipped_status(self, function: str, source: str, key: str,
+                       imported: bool = False) -> str | None:
+        """The shipped status of `source`'s rule for `function` at `key`, if it applies to the
+        installed adapter named `source` (for a rule `import_rule` built: only if adopted)."""
+        if self._status_loaders:
+            self._load_status()
+        entry = self._shipped.get(source)
+        if entry is None or (imported and (function, source) not in self._shipped_imports):
             return None
         bound = self._bound.get(source)
         if bound is None:
-            info = infos().get(source)
+            info = self.infos().get(source)
             bound = self._bound[source] = info is not None and info.made(
                 entry.get("distribution", ""), entry.get("version", ""), entry.get("requires", {}))
-        return entry["status"].get(function, {}).get(signature) if bound else None
+        return entry["status"].get(function, {}).get(key) if bound else None
 
-    def adopt_import(self, function: str, source: str) -> None:
-        """The rules `import_rule` builds for `function` from `source` are the ones the results
-        were made with (the SciPy drop-ins import exactly what the matrix checked)."""
-        self._imports.add((function, source))
+    def use_shipped_for_import(self, function: str, source: str) -> None:
+        """Let the shipped results apply to the rules `import_rule` builds for `function` from
+        `source` (the SciPy drop-ins import what the matrix checked); a later `import_rule` of
+        the same function and source undoes it."""
+        with self._lock:
+            self._shipped_imports.add((function, source))
+            self._invalidate()
 
-    def forget_import(self, function: str, source: str) -> None:
-        self._imports.discard((function, source))
-
-    def applies_to_import(self, function: str, source: str) -> bool:
-        return (function, source) in self._imports
+    def _adapters_changed(self) -> None:
+        # Bind the shipped results again, and make a named source's cache anew, so that its next
+        # use meets the adapter now installed under that name (or the error saying why none is).
+        self._bound = {}
+        self._caches = {k: v for k, v in self._caches.items() if k is None}
+        self._invalidate()
