@@ -55,3 +55,19 @@ def test_every_link_points_into_the_repository():
         target = (ROOT / path).resolve()
         assert target.is_relative_to(ROOT), f"README.md links outside the repository: {link}"
         assert target.exists(), f"README.md links {link}, which does not exist"
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_to_a_section_names_a_heading():
+    text = README.read_text()
+    headings = {github_anchor(line.lstrip("#")) for line in text.splitlines()
+                if re.match(r"^#{1,6} ", line)}
+    anchors = re.findall(r"\]\(#([^)\s]+)\)", text)
+    assert anchors
+    for anchor in anchors:
+        assert anchor in headings, f"README.md links #{anchor}, which no heading is"
+
