@@ -110,6 +110,8 @@ class Propagated(Write):
     def swap(self) -> None:
         self.restored = not self.restored
 
+    undo = swap  # not Write.swap, which `undo = swap` in Write names
+
 
 def _write_pullback(residuals, g, argnums):
     return residuals.pullback(g, argnums)
