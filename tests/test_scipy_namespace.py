@@ -139,6 +139,20 @@ def test_stats_gradients_match_scipy_and_jax(name, f, scipy_f, jax_f, args):
         np.testing.assert_allclose(got[i], reference[i], rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("source", SOURCES)
+def test_float32_inputs_get_float32_gradients(source):
+    # SciPy computes scipy.stats in float64 (partly float32 first) whatever the inputs' dtype;
+    # JAX keeps float32: its function is called on float64 copies, as SciPy's effectively is.
+    x32, loc = X.astype(np.float32), np.array(0.2, np.float32)
+    got = rulebridge.grad(lambda x, m: np.sum(rstats.norm.logpdf(x, m, 1.3)), argnums=(0, 1),
+                          source=source)(x32, loc)
+    assert got[0].dtype == got[1].dtype == np.float32
+    scipy_f = lambda x, m: np.sum(scipy.stats.norm.logpdf(x, m, 1.3))  # noqa: E731
+    for i in (0, 1):
+        np.testing.assert_allclose(got[i], central_difference(scipy_f, (X, np.array(0.2)), i),
+                                   rtol=1e-4, atol=1e-5)
+
+
 def test_vae_objective_matches_jax():
     # An importance-weighted bound: decoder likelihood and prior by norm.logpdf, the weights
     # combined by logsumexp over samples.

@@ -140,3 +140,27 @@ def with_convention(conventions: tuple[OneTriangle, ...], counterpart: Callable,
     equivalent.__qualname__ = getattr(counterpart, "__qualname__", equivalent.__name__)
     equivalent.__module__ = getattr(counterpart, "__module__", None)
     return equivalent
+
+
+def in_float64(counterpart: Callable, adapter) -> Callable:
+    """`counterpart` called with its float32 arguments cast to float64, as SciPy's
+    `scipy.stats` converts them (its values are float64 whatever the inputs' precision; a
+    source that kept float32 would not be an equivalent). The cast is the source's own `astype`,
+    so each cotangent comes back in its argument's float32; a source without one gets the
+    arguments as they are (and the comparison says why it is no equivalent)."""
+    def widen(value):
+        if getattr(value, "dtype", None) != np.float32:
+            return value
+        try:
+            astype = adapter.counterpart(np.astype)
+        except Exception:  # no astype in this source
+            return value
+        return astype(value, np.float64)
+
+    def equivalent(*args: Any, **kwargs: Any):
+        return counterpart(*map(widen, args), **{k: widen(v) for k, v in kwargs.items()})
+
+    equivalent.__name__ = getattr(counterpart, "__name__", "equivalent")
+    equivalent.__qualname__ = getattr(counterpart, "__qualname__", equivalent.__name__)
+    equivalent.__module__ = getattr(counterpart, "__module__", None)
+    return equivalent

@@ -19,7 +19,7 @@ from ..errors import AdapterError, Declined, ImportRuleError, TracingError
 from ..import_rule import import_rule
 from ..rules.registry import REGISTRY
 from ..rules.scipy_names import candidates, sources_with_counterpart
-from .conventions import CONVENTIONS, POSITIONAL_UP_TO, with_convention
+from .conventions import CONVENTIONS, POSITIONAL_UP_TO, in_float64, with_convention
 
 _P = inspect.Parameter
 
@@ -84,11 +84,14 @@ class DropIn:
         found = []
         for source in sources_with_counterpart(self.__rulebridge_name__):
             try:
-                counterpart = REGISTRY.adapter(source).counterpart(self)
+                adapter = REGISTRY.adapter(source)
+                counterpart = adapter.counterpart(self)
                 convention = CONVENTIONS.get(self.__rulebridge_name__)
                 equivalent = (counterpart if convention is None else
-                              with_convention(convention, counterpart, REGISTRY.adapter(source),
+                              with_convention(convention, counterpart, adapter,
                                               self.__signature__))
+                if self.__rulebridge_name__.startswith("scipy.stats."):
+                    equivalent = in_float64(equivalent, adapter)
                 import_rule(self, source, equivalent=equivalent)
             except (Declined, AdapterError, ImportRuleError):
                 continue  # this source cannot give one; the others may
