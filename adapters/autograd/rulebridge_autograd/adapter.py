@@ -262,27 +262,32 @@ def _nograd_rule(entry: Entry):
 def _composite_rule(entry: Entry):
     """autograd writes this function in terms of its primitives: let autograd's own tracer
     differentiate that composition at pullback time."""
-    from autograd.core import make_vjp
-
     wrapped = entry.wrapped
 
     def pullback(residuals, g, argnums):
         out, args, kwargs = residuals
-        kwargs = kwargs or _NO_KWARGS
-
-        def of_traced(traced):
-            full = list(args)
-            for i, value in zip(argnums, traced):
-                full[i] = value
-            return wrapped(*full, **kwargs)
-
-        vjp, _ = make_vjp(of_traced, tuple(args[i] for i in argnums))
         if type(g) is tuple or type(g) is list:
             g = type(g)(_zeros_for_missing(g, out))
-        cts = vjp(g)
-        return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, cts))
+        return _traced_vjp(wrapped, args, kwargs, argnums, g)
 
     return _forward_of(entry.function), pullback
+
+
+def _traced_vjp(program: Callable, args: tuple, kwargs, argnums, g) -> tuple:
+    """autograd's own tracer differentiating `program(*args, **kwargs)` with respect to the
+    arguments at `argnums`, applied to the output cotangent `g`."""
+    from autograd.core import make_vjp
+
+    kwargs = kwargs or _NO_KWARGS
+
+    def of_traced(traced):
+        full = list(args)
+        for i, value in zip(argnums, traced):
+            full[i] = value
+        return program(*full, **kwargs)
+
+    vjp, _ = make_vjp(of_traced, tuple(args[i] for i in argnums))
+    return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, vjp(g)))
 
 
 def _zeros_for_missing(g: tuple, out) -> tuple:
@@ -310,8 +315,6 @@ SOME_OUTPUTS: dict[Callable, dict[tuple, Callable]] = {
 
 
 def _some_outputs(pullback: Callable, programs: dict, name: str) -> Callable:
-    from autograd.core import make_vjp
-
     def some_outputs(residuals, g, argnums):
         if type(g) is not tuple:
             return pullback(residuals, g, argnums)
@@ -320,17 +323,8 @@ def _some_outputs(pullback: Callable, programs: dict, name: str) -> Callable:
         if program is None:
             return _finite(pullback(residuals, g, argnums), g, name)
         out, args, kwargs = residuals
-        kwargs = kwargs or _NO_KWARGS
-
-        def of_traced(traced):
-            full = list(args)
-            for i, value in zip(argnums, traced):
-                full[i] = value
-            return program(*full, **kwargs)
-
-        vjp, _ = make_vjp(of_traced, tuple(args[i] for i in argnums))
         (used_g,) = (gi for gi in g if gi is not None)
-        return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, vjp(used_g)))
+        return _traced_vjp(program, args, kwargs, argnums, used_g)
 
     return some_outputs
 
