@@ -20,6 +20,7 @@ from ..errors import TracingError
 from ..rules.rule import CallForward
 from ..rules.scipy_names import fix_for, scipy_caller
 from ..rules.signature import format_spec, spec_of
+from .surface import NdarraySurface, install as _install_surface
 
 # Scalar types a flat rule key spells by their type alone (see `Tape.record`).
 FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.complex128))
@@ -157,14 +158,16 @@ class Traced:
 
     # -- ndarray's face ------------------------------------------------------------------------
 
-    shape = property(lambda self: np.shape(self._value))
+    # (the rest of ndarray's face, and these setters: rulebridge/engine/surface.py)
+    shape = property(lambda self: np.shape(self._value), NdarraySurface._set_shape)
     dtype = property(lambda self: self._value.dtype if hasattr(self._value, "dtype")
-                     else np.result_type(self._value))
+                     else np.result_type(self._value), NdarraySurface._set_reinterpreting)
+    strides = property(NdarraySurface.strides.fget, NdarraySurface._set_reinterpreting)
     ndim = property(lambda self: np.ndim(self._value))
     size = property(lambda self: np.size(self._value))
     T = property(lambda self: np.transpose(self))
-    real = property(lambda self: np.real(self))
-    imag = property(lambda self: np.imag(self))
+    real = property(lambda self: np.real(self), NdarraySurface._set_real)
+    imag = property(lambda self: np.imag(self), NdarraySurface._set_imag)
 
     def __len__(self) -> int:
         return len(self._value)
@@ -195,9 +198,6 @@ class Traced:
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]
         return np.transpose(self, axes or None)
-
-    def flatten(self):
-        return np.ravel(self)
 
     def __repr__(self) -> str:
         return f"Traced(%{self._var}, {self._describe()})"
@@ -343,6 +343,8 @@ def _augmented(function):
 
 for _name, _function in _BINARY.items():
     setattr(Traced, f"__i{_name}__", _augmented(_function))
+
+_install_surface(Traced)
 
 
 class _UfuncMethod:
