@@ -83,8 +83,14 @@ class Run:
         for i, a in enumerate(args):
             if type(a) is Traced or i not in self.traced and _holds_box(a):
                 raise nested(f)
+        if tape.protected.views:  # plain arguments that alias a traced one are passed read-only
+            boxed = [_shielded(tape, a, f"positional argument {i}") for i, a in enumerate(boxed)]
+            kwargs = {k: _shielded(tape, v, f"keyword argument {k!r}") for k, v in kwargs.items()}
         try:
             self.result = f(*boxed, **kwargs)
+        except ValueError as exc:  # a write through one of them: say why it is read-only
+            tape.protected.plain_write_refused(exc, name_of(f))
+            raise
         finally:
             tape.close()
 
@@ -163,6 +169,21 @@ def _box_argument(f, i: int, x: Any, tape: Tape, strict: bool) -> tuple[Any, Arg
             boxed.append(leaf)
             variables.append(None)
     return structure.unflatten(boxed), Argument(structure, leaves, variables)
+
+
+def _shielded(tape: Tape, x: Any, name: str) -> Any:
+    """`x` with each plain ndarray leaf that shares memory with a traced argument read-only
+    (rulebridge/engine/protect.py: a write through it would change that argument unseen)."""
+    if type(x) is _ndarray:
+        return tape.protected.shield(x, name)
+    if type(x) is Traced or not is_container(x):
+        return x
+    leaves, structure = tree_flatten(x)
+    shielded = [tape.protected.shield(leaf, f"{name} (a leaf)") if type(leaf) is _ndarray
+                else leaf for leaf in leaves]
+    if all(a is b for a, b in zip(shielded, leaves)):
+        return x
+    return structure.unflatten(shielded)
 
 
 def _holds_box(x: Any) -> bool:

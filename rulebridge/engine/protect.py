@@ -9,6 +9,12 @@ changing the caller's data; the engine turns NumPy's refusal into an error namin
 The program itself may write into its argument (README, "Code that writes into arrays"): those
 writes are recorded by rulebridge/writes, which asks `CallersArrays.writable_memory` for a
 writable array over the same memory, so they happen exactly as NumPy would make them.
+
+A plain (untraced) argument that shares memory with a traced one (`grad(f)(a, a)`,
+`grad(f)(a, a[1:])`) is handed to the function read-only too (`CallersArrays.shield`): a write
+through it would change the traced argument behind the tape's back, which no recorded history
+can follow, so NumPy refuses it and `plain_write_refused` says why. Only calls with such an
+argument pay for the check (one `np.shares_memory` per pair of arrays, once per call).
 """
 
 from __future__ import annotations
@@ -17,7 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import MutationError
+
 _ndarray = np.ndarray
+_SHARES_MEMORY_WORK = 10_000  # np.shares_memory's budget; undecided counts as shared
 
 WROTE_INTO_INPUT = (
     "tried to write into one of its arguments, which it received read-only: rules must never "
@@ -41,10 +50,44 @@ def is_read_only_write(exc: BaseException) -> bool:
 class CallersArrays:
     """Per tape: the read-only view each traced argument is boxed as, and the caller's array."""
 
-    __slots__ = ("views",)
+    __slots__ = ("views", "shielded")
 
     def __init__(self) -> None:
         self.views: dict[int, tuple] = {}  # id(view) -> (view, the caller's array)
+        self.shielded: list[str] = []  # the plain arguments `shield` made read-only, named
+
+    def shield(self, array: np.ndarray, name: str) -> np.ndarray:
+        """`array`, a plain argument (or a leaf of one) of the differentiated function, as the
+        function receives it: read-only when it shares memory with a traced argument."""
+        if self.views and array.flags.writeable and self._shares_memory(array):
+            self.shielded.append(name)
+            return read_only(array)
+        return array
+
+    def _shares_memory(self, array: np.ndarray) -> bool:
+        for view, original in self.views.values():
+            if view is array or not np.may_share_memory(array, original):
+                continue
+            try:
+                if np.shares_memory(array, original, max_work=_SHARES_MEMORY_WORK):
+                    return True
+            except np.exceptions.TooHardError:
+                return True  # undecided: read-only is the safe side (a clear error)
+        return False
+
+    def plain_write_refused(self, exc: BaseException, function: str) -> None:
+        """Raise MutationError when `exc`, raised by the differentiated `function`, is NumPy's
+        refusal to write into an argument `shield` made read-only; return otherwise."""
+        if not self.shielded or not is_read_only_write(exc):
+            return
+        raise MutationError(
+            f"{function} wrote into a read-only array; its {', '.join(self.shielded)} shares "
+            "memory with an argument being differentiated (the same array passed twice, or a "
+            "view of it), so rulebridge passed it read-only: a write through it would change the "
+            "differentiated argument behind the tape's back and give a wrong gradient. Pass a "
+            "copy (f(x, x.copy())), write through the differentiated argument itself, or "
+            "differentiate both (argnums=(0, 1)). (If the write was into another read-only "
+            "array, NumPy's own error is printed above.)") from exc
 
     def protect(self, array: np.ndarray) -> np.ndarray:
         """The read-only view of the caller's `array` that the box holds and rules see."""
