@@ -3,10 +3,10 @@
 1. Differentiating a 40k-op chain costs at most 2.5x a 20k-op chain.
 2. Replacing every op of a 100k-op tape by a two-output op (`Tape.replace`, in its own slot, no
    renumbering) costs linear time, and so does the reverse sweep over the replaced tape. The
-   replacing loop runs with Python's cyclic collector paused, as the engine's own passes over a
-   tape do (rulebridge/engine/collector.py): with it running, the collections the loop's allocations
-   start walk the whole live tape, and that cost grows faster than the tape through the cache
-   (it is printed too, for information).
+   replacing loop runs without full collections of Python's cyclic collector, as the engine's own
+   passes over a tape do (rulebridge/engine/collector.py): with them, the collections the loop's
+   allocations start walk the whole live tape, and that cost grows faster than the tape through
+   the cache (it is printed too, for information).
 
     python -m benchmarks.linear [--repeats 5]
 """
