@@ -68,23 +68,24 @@ class NdarraySurface:
 
     def take(self, indices, axis=None, out=None, mode="raise"):
         # ndarray.take converts its indices; sources' rules expect an array, not a list.
-        return np.take(self, _plain_indices(indices, "x.take"), axis=axis, out=out, mode=mode)
+        return np.take(self, _plain_indices(indices, "x.take"),
+                       **_given(axis=(axis, None), out=(out, None), mode=(mode, "raise")))
 
     def compress(self, condition, axis=None, out=None):
         # np.take of the selected positions: the same elements (compress has no rule of its own)
         selected = np.flatnonzero(_plain_indices(condition, "x.compress"))
-        return np.take(self, selected, axis=axis, out=out)
+        return np.take(self, selected, **_given(axis=(axis, None), out=(out, None)))
 
     def searchsorted(self, v, side="left", sorter=None):
-        return np.searchsorted(self, v, side=side, sorter=sorter)
+        return np.searchsorted(self, v, **_given(side=(side, "left"), sorter=(sorter, None)))
 
     def argpartition(self, kth, axis=-1, kind="introselect", order=None):
         _no_order("argpartition", order)
-        return np.argpartition(self, kth, axis=axis, kind=kind)
+        return np.argpartition(self, kth, **_given(axis=(axis, -1), kind=(kind, "introselect")))
 
     def flatten(self, order="C"):
         # A copy, as ndarray.flatten gives: a later write into it must not reach `self`.
-        return np.copy(np.ravel(self, order))
+        return np.copy(np.ravel(self, **_given(order=(order, "C"))))
 
     def __copy__(self):
         return np.copy(self)
@@ -115,11 +116,11 @@ class NdarraySurface:
 
     def sort(self, axis=-1, kind=None, order=None) -> None:
         _no_order("sort", order)
-        self[...] = np.sort(self, axis=axis, kind=kind)
+        self[...] = np.sort(self, **_given(axis=(axis, -1), kind=(kind, None)))
 
     def partition(self, kth, axis=-1, kind="introselect", order=None) -> None:
         _no_order("partition", order)
-        self[...] = np.partition(self, kth, axis=axis, kind=kind)
+        self[...] = np.partition(self, kth, **_given(axis=(axis, -1), kind=(kind, "introselect")))
 
     def put(self, indices, values, mode="raise") -> None:
         if mode != "raise":
@@ -279,6 +280,13 @@ _NOT_COPIED = frozenset(vars(type("Empty", (), {}))) | {"_set_shape", "_set_real
 
 def _mT_error(box):
     raise ValueError(f"matrix transpose with ndim < 2 is undefined (x has ndim {box.ndim})")
+
+
+def _given(**keywords) -> dict:
+    """The keywords whose value (first) is not the default (second): a call spelled as the
+    user would spell it, so its rule is looked up, and trusted, at the configuration it means."""
+    return {name: value for name, (value, default) in keywords.items()
+            if value is not default and not (type(value) is type(default) and value == default)}
 
 
 def _no_order(method, order) -> None:
