@@ -110,7 +110,10 @@ class CallersArrays:
             return pair[1] if pair[1].flags.writeable else None
         for view, original in self.views.values():
             if (original.flags.writeable and array.base is not None
-                    and array.base is _owner(original) and np.may_share_memory(array, view)):
+                    and array.base is _owner(original)
+                    and (array.size == 0 or np.may_share_memory(array, view))):
+                # A zero-size view shares no memory with anything (np.may_share_memory says
+                # False), so only its base tells it is the argument's; writing it writes nothing.
                 return np.asarray(_Memory(array, original))
         return None
 

@@ -123,7 +123,7 @@ class Aliases:
             view = VIEWS.get(op.rule.function)
             parent = op.args[0]
             if (view is None or type(op.inputs[0]) is not int or type(parent) is not _ndarray
-                    or not view.accepts(op) or not np.may_share_memory(array, parent)):
+                    or not view.accepts(op) or not _shares(array, parent)):
                 return None
             return op.inputs[0], parent, op
 
@@ -201,6 +201,13 @@ def owner_of(a):
         a = base
         base = getattr(a, "base", None)
     return a
+
+
+def _shares(view, parent) -> bool:
+    """Can `view` be a view of `parent`? A zero-size array shares no memory with anything
+    (np.may_share_memory says False), so the op that made it is what says so: it is followed
+    like any view, and writing into it writes nothing."""
+    return (type(view) is _ndarray and view.size == 0) or np.may_share_memory(view, parent)
 
 
 def _overlaps(value, region) -> bool:
