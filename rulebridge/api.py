@@ -194,26 +194,27 @@ def trace(f: Callable[..., Any], *args: Any, source: str | None = None) -> tuple
 # A ufunc (np.tanh) is the usual argument of elementwise_grad and jacobian, and its parameters
 # are overloads a ParamSpec would take only the first of (scalars): it gets its own signature.
 @overload
-def elementwise_grad(f: np.ufunc, argnums: int | Sequence[int] = 0, *,
+def elementwise_grad(f: np.ufunc, argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
                      source: str | None = None) -> Callable[..., Any]: ...
 
 
 @overload
 def elementwise_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
-                     source: str | None = None) -> Callable[P, Any]: ...
+                     has_aux: bool = False, source: str | None = None) -> Callable[P, Any]: ...
 
 
 def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
-                     source: str | None = None) -> Callable[..., Any]:
+                     has_aux: bool = False, source: str | None = None) -> Callable[..., Any]:
     """The gradient of `sum(f(*args))`, autograd's `elementwise_grad`: for `f` that acts
     elementwise, each entry is the derivative of the matching entry of `f`'s output.
 
     Parameters
     ----------
     f : callable
-        A function returning a real array (or a container of them, every leaf summed).
-    argnums, source
-        As for `grad`.
+        A function returning a real array (or a container of them, every leaf summed); with
+        `has_aux`, a pair `(out, aux)`.
+    argnums, has_aux, source
+        As for `grad`: with `has_aux`, the result is `(gradient, aux)`.
 
     Returns
     -------
@@ -224,38 +225,41 @@ def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     @functools.wraps(f)
     def elementwise_grad_f(*args: Any, **kwargs: Any) -> Any:
         with collector_paused:
-            run, positions, structure, values, variables = _real_run(
-                f, "elementwise_grad", argnums, source, args, kwargs)
+            run, positions, structure, values, variables, aux = _real_run(
+                f, "elementwise_grad", argnums, has_aux, source, args, kwargs)
             ones = [np.ones_like(v) if is_differentiable(v) else None for v in values]
             cts = run.sweep(seeds_of(f, structure, values, variables, ones))
-            owner = Ownership(args)
+            owner = Ownership(args, aux)
             grads = tuple(run.gradient(i, cts, owner) for i in positions)
-        return grads if isinstance(argnums, (tuple, list)) else grads[0]
+        g = grads if isinstance(argnums, (tuple, list)) else grads[0]
+        return (g, aux) if has_aux else g
 
     return elementwise_grad_f
 
 
 @overload
-def jacobian(f: np.ufunc, argnums: int | Sequence[int] = 0, *,
+def jacobian(f: np.ufunc, argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
              source: str | None = None) -> Callable[..., Any]: ...
 
 
 @overload
-def jacobian(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
+def jacobian(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
              source: str | None = None) -> Callable[P, Any]: ...
 
 
 def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
-             source: str | None = None) -> Callable[..., Any]:
+             has_aux: bool = False, source: str | None = None) -> Callable[..., Any]:
     """The Jacobian of `f` in reverse mode (JAX's `jacrev`): one forward pass, then one sweep
     per entry of the output.
 
     Parameters
     ----------
     f : callable
-        A function returning a real array or scalar, or a container of them.
-    argnums, source
-        As for `grad` (the argument(s) may be containers).
+        A function returning a real array or scalar, or a container of them; with `has_aux`,
+        a pair `(out, aux)`.
+    argnums, has_aux, source
+        As for `grad` (the argument(s) may be containers): with `has_aux`, the result is
+        `(jacobian, aux)`, as `jax.jacrev(f, has_aux=True)` returns.
 
     Returns
     -------
@@ -268,13 +272,14 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     @functools.wraps(f)
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         with collector_paused:
-            run, positions, structure, values, variables = _real_run(
-                f, "jacobian", argnums, source, args, kwargs)
+            run, positions, structure, values, variables, aux = _real_run(
+                f, "jacobian", argnums, has_aux, source, args, kwargs)
             run.tape.shed_large_values()
             blocks = [_jacobian_block(run, positions, k, values, variables)
                       for k in range(len(values))]
         rows = [b if isinstance(argnums, (tuple, list)) else b[0] for b in blocks]
-        return structure.unflatten(rows)
+        jac = structure.unflatten(rows)
+        return (jac, aux) if has_aux else jac
 
     return jacobian_f
 
@@ -371,10 +376,12 @@ def _with(args: tuple, positions, values) -> tuple:
     return tuple(out)
 
 
-def _real_run(f, what: str, argnums, source, args, kwargs) -> tuple:
-    """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real."""
+def _real_run(f, what: str, argnums, has_aux, source, args, kwargs) -> tuple:
+    """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real; aux's
+    values with `has_aux` (else None)."""
     positions = positions_of(f, argnums, len(args))
     run = Run(f, args, kwargs, positions, True, source)
+    aux = run.split_aux() if has_aux else None
     structure, values, variables = run.outputs()
     paths = None
     for k, v in enumerate(values):
@@ -384,6 +391,6 @@ def _real_run(f, what: str, argnums, source, args, kwargs) -> tuple:
                             f"({np.result_type(v)}); {what} is defined here for real outputs. "
                             "Take its real and imaginary parts as two outputs, or use "
                             "rulebridge.vjp.")
-    return run, positions, structure, values, variables
+    return run, positions, structure, values, variables, aux
 
 

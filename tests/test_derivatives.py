@@ -186,3 +186,79 @@ def test_check_grads_says_when_finite_differences_cannot_decide():
         rb.check_grads(lambda x: np.abs(x - 1.0 - 4e-4), np.array([1.0]))
     with pytest.raises(rb.GradientCheckError, match="nothing to check"):
         rb.check_grads(lambda i: np.sum(i), np.arange(3))
+
+
+# -- has_aux on jacobian and elementwise_grad (JAX's meaning) ---------------------------------
+
+
+def aux_program(xp, p, c):
+    h = xp.tanh(p["W"] @ p["x"]) * c
+    # aux holds the output itself, an int, a complex value and None: aux is values only, never
+    # differentiated, so neither its complexity nor its sharing with the output may matter.
+    return {"h": h, "s": xp.sum(h ** 2)}, {"h": h, "step": 3, "z": h * 1j, "none": None}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_jacobian_has_aux_matches_jacrev(source):
+    rng = np.random.default_rng(4)
+    p = {"W": rng.normal(size=(3, 2)), "x": rng.normal(size=2)}
+    c = 0.7
+    jac, aux = rb.jacobian(functools.partial(aux_program, np), has_aux=True, source=source)(p, c)
+    both, _ = rb.jacobian(functools.partial(aux_program, np), argnums=(0, 1), has_aux=True,
+                          source=source)(p, c)
+    with jax.enable_x64(True):
+        expected, expected_aux = jax.jacrev(functools.partial(aux_program, jnp), argnums=0,
+                                            has_aux=True)(jnp_tree(p), c)
+        expected_both, _ = jax.jacrev(functools.partial(aux_program, jnp), argnums=(0, 1),
+                                      has_aux=True)(jnp_tree(p), jnp.asarray(c))
+    assert_tree_close(jac, expected)
+    assert_tree_close(both, expected_both)
+    plain_out, plain_aux = aux_program(np, p, c)
+    assert aux["step"] == 3 and aux["none"] is None and type(aux["h"]) is np.ndarray
+    np.testing.assert_array_equal(aux["h"], plain_out["h"])
+    np.testing.assert_array_equal(aux["z"], plain_aux["z"])
+    np.testing.assert_allclose(aux["h"], np.asarray(expected_aux["h"]), rtol=1e-12)
+    # Without has_aux the pair is the output: its complex leaf is refused by its path.
+    with pytest.raises(TypeError, match=r"output\[1\]\['z'\] is complex"):
+        rb.jacobian(functools.partial(aux_program, np), source=source)(p, c)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_jacobian_has_aux_against_central_differences(source):
+    # An aux that is the argument itself, and an output written in place.
+    def f(x):
+        y = np.sin(x) * x[::-1]
+        y[0] = y[0] * y[1]
+        return y, x
+
+    x = np.array([0.3, -0.8, 1.1])
+    jac, aux = rb.jacobian(f, has_aux=True, source=source)(x)
+    assert aux is not jac and np.array_equal(aux, x)
+    expected = np.stack([central_difference(lambda a, k=k: f(a.copy())[0][k], (x,))
+                         for k in range(3)])
+    np.testing.assert_allclose(jac, expected, rtol=1e-7, atol=1e-10)
+    jac[...] = 0  # the caller's own arrays: writing the Jacobian leaves aux and x alone
+    np.testing.assert_array_equal(aux, [0.3, -0.8, 1.1])
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_elementwise_grad_has_aux(source):
+    def f(xp, x):
+        y = xp.tanh(x) * xp.exp(-x ** 2)
+        return y, (y, x.shape[0])
+
+    x = np.linspace(-2.0, 2.0, 5)
+    g, aux = rb.elementwise_grad(functools.partial(f, np), has_aux=True, source=source)(x)
+    expected = autograd.elementwise_grad(lambda x: f(anp, x)[0])(x)
+    np.testing.assert_allclose(g, expected, rtol=1e-12)
+    np.testing.assert_array_equal(aux[0], f(np, x)[0])
+    assert aux[1] == 5 and type(aux[0]) is np.ndarray
+    assert not np.shares_memory(g, aux[0])
+    (g0, g1), _ = rb.elementwise_grad(lambda a, b: (a * b, a), argnums=(0, 1), has_aux=True,
+                                      source=source)(x, 2 * x)
+    np.testing.assert_array_equal(g0, 2 * x)
+    np.testing.assert_array_equal(g1, x)
+    with pytest.raises(TypeError, match=r"has_aux=True: .* must return a pair"):
+        rb.elementwise_grad(np.tanh, has_aux=True, source=source)(x)
+    with pytest.raises(TypeError, match=r"has_aux=True: .* must return a pair"):
+        rb.jacobian(lambda x: (x, x, x), has_aux=True, source=source)(x)
