@@ -170,7 +170,8 @@ def vjp(f: Callable[..., Any], *args: Any, has_aux: bool = False,
 
 def trace(f: Callable[..., Any], *args: Any, source: str | None = None) -> tuple[Any, Tape]:
     """`(y, tape)`: run `f` once, recording every op; `print(tape)`, `tape.replay(*new_args)`
-    (one new value per traced input, in the order the inputs were traced).
+    (new positional arguments of the same structures and constants, or one new value per
+    traced input in the order the inputs were traced).
 
     Parameters
     ----------
@@ -188,6 +189,9 @@ def trace(f: Callable[..., Any], *args: Any, source: str | None = None) -> tuple
     tape.outputs = (variables[0] if structure is LEAF and variables[0] is not None else
                     structure.unflatten([Constant(v) if var is None else var
                                          for v, var in zip(values, variables)]))
+    tape.arguments = [(arg.structure, [Constant(leaf) if var is None else var
+                                       for leaf, var in zip(arg.leaves, arg.variables)])
+                      for arg in (run.traced[i] for i in range(len(args)))]
     return structure.unflatten(values), tape
 
 

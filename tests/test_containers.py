@@ -268,3 +268,84 @@ def test_trace_replays_dict_and_constant_outputs(source):
     np.testing.assert_array_equal(replayed["pair"].W, np.sin(q))
     _, tape = rb.trace(lambda x: 7, np.ones(2), source=source)
     assert tape.replay(np.zeros(2)) == 7
+
+
+# -- replay over containers -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_replay_takes_containers_of_the_traced_structure(source):
+    def program(xp, params, x, n):
+        (W, b), extra = params
+        h = xp.tanh(x @ W + b) * extra["s"] + extra["t"]
+        return {"loss": xp.sum(h ** 2) * n, "h": h}
+
+    rng = np.random.default_rng(5)
+    params = [(rng.normal(size=(3, 2)), rng.normal(size=2)), {"t": 0.5, "s": np.float64(2.0)}]
+    x = rng.normal(size=(4, 3))
+    _, tape = rb.trace(functools.partial(program, np), params, x, 3, source=source)
+    new = [(rng.normal(size=(3, 2)), rng.normal(size=2)), {"s": np.float64(-1.0), "t": 1.5}]
+    new_x = rng.normal(size=(4, 3))
+    replayed = tape.replay(new, new_x, 3)  # a dict's keys in another order: matched by name
+    expected = program(np, new, new_x, 3)
+    assert replayed["loss"] == expected["loss"]
+    np.testing.assert_array_equal(replayed["h"], expected["h"])
+    with jax.enable_x64(True):  # and the same program in jax.numpy
+        reference = program(jnp, jax.tree_util.tree_map(jnp.asarray, new), new_x, 3)
+    np.testing.assert_allclose(replayed["loss"], float(reference["loss"]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_replay_with_the_same_array_twice(source):
+    # Traced twice, one box per leaf: replaying on two different arrays must use each.
+    x = np.array([0.5, -1.0])
+    f = lambda pair: np.sum(np.sin(pair[0]) * pair[1] ** 2)
+    _, tape = rb.trace(f, (x, x), source=source)
+    a, b = np.array([1.0, 2.0]), np.array([-3.0, 0.25])
+    assert tape.replay((a, b)) == f((a, b))
+    assert tape.replay((b, a)) == f((b, a))
+
+
+@pytest.mark.parametrize("changed, message", [
+    (lambda p: (p["W"], p["b"]), r"args\[0\] is a tuple .*traced with \{'W': \*, 'b': \*\}"),
+    (lambda p: {"W": p["W"], "c": p["b"]}, r"dict must have the same keys"),
+    (lambda p: Layer(*p["a"]), r"Layer vs tuple at the top; a tuple is not a namedtuple"),
+    (lambda p: {"W": p["W"], "b": [p["b"]]}, r"traced with \{'W': \*, 'b': \*\}"),
+])
+def test_replay_refuses_another_structure(changed, message):
+    p = {"W": np.array([[1.0, 2.0]]), "b": np.array([0.5, 1.5])}
+    _, tape = rb.trace(lambda p: np.sum(p["W"] @ p["b"]), p)
+    with pytest.raises(TypeError, match=message):
+        if "Layer" in message:  # a namedtuple where a tuple was traced
+            _, tape = rb.trace(lambda p: np.sum(p[0] * p[1]), (p["W"], p["b"]))
+            tape.replay(changed({"a": (p["W"], p["b"])}))
+        else:
+            tape.replay(changed(p))
+
+
+def test_replay_refuses_a_changed_constant_instead_of_computing_with_the_old_one():
+    p = {"x": np.array([1.0, 2.0]), "k": 2, "idx": np.array([1, 0])}
+    f = lambda p, n: np.sum(p["x"][p["idx"]] ** p["k"]) * n
+    _, tape = rb.trace(f, p, 3)
+    q = {"x": np.array([3.0, -1.0]), "k": 2, "idx": np.array([1, 0])}
+    assert tape.replay(q, 3) == f(q, 3)
+    with pytest.raises(ValueError, match=r"args\[0\]\['k'\] is 3, but it was 2 when the tape "
+                                         r"was traced"):
+        tape.replay(dict(q, k=3), 3)
+    with pytest.raises(ValueError, match=r"args\[0\]\['idx'\] is array\(\[0, 1\]\), but it was "
+                                         r"array\(\[1, 0\]\)"):
+        tape.replay(dict(q, idx=np.array([0, 1])), 3)
+    with pytest.raises(ValueError, match=r"args\[1\] is 4, but it was 3"):
+        tape.replay(q, 4)
+    with pytest.raises(TypeError, match=r"takes the 2 positional argument\(s\) the tape was "
+                                        r"traced with \(\{'idx': \*, 'k': \*, 'x': \*\}, \*\) "
+                                        r"or one value per traced input \(1\), got 3"):
+        tape.replay(q, 3, 4)
+
+
+def test_replay_of_empty_containers_and_none():
+    f = lambda p, e, x: np.sum(x * 2.0) + len(e)
+    _, tape = rb.trace(f, {"a": None}, [], np.array([1.0, 2.0]))
+    assert tape.replay({"a": None}, [], np.array([3.0, 4.0])) == 14.0
+    with pytest.raises(TypeError, match=r"args\[1\] is a tuple .* traced with \[\]"):
+        tape.replay({"a": None}, (), np.array([3.0, 4.0]))

@@ -25,7 +25,7 @@ from .box import FLAT_SCALARS, NO_KWARGS, Traced
 from .hooks import NO_WRITES, Effects, Writes
 from .listing import format_dot, format_tape
 from .protect import WROTE_INTO_INPUT, CallersArrays, is_read_only_write, read_only
-from .result import substitute_result
+from .result import bind, substitute_result
 from .shedding import LARGE_BYTES, shed_large_values
 
 _ndarray = np.ndarray
@@ -104,6 +104,7 @@ class Tape:
         self.inputs: list[int] = []  # variables of the traced arguments, in order
         self.protected = CallersArrays()  # what the traced arguments are boxed as (protect.py)
         self.outputs: Any = None  # set by trace(): the result as rulebridge/engine/result.py says
+        self.arguments: list | None = None  # set by trace(): its arguments, as result.py says
         self.values: dict[int, Any] = {}  # primal of each input variable (for printing, replay)
         # Set by the first in-place write (rulebridge.writes), which also sets the guard.
         self.effects: Effects | None = None
@@ -316,12 +317,10 @@ class Tape:
 
     def replay(self, *args: Any) -> Any:
         """Recompute the recorded path on new values of the traced arguments (same control flow
-        as when it was recorded)."""
-        if len(args) != len(self.inputs):
-            raise TypeError(f"tape.replay takes {len(self.inputs)} argument(s), one per traced "
-                            f"input, got {len(args)}")
+        as when it was recorded): the positional arguments `trace` had, containers of the same
+        structure and constants, or one value per traced input (rulebridge/engine/result.py)."""
         env: dict[int, Any] = {}
-        for var, value in zip(self.inputs, args):
+        for var, value in zip(self.inputs, bind(self.arguments, self.inputs, args)):
             env[var] = read_only(value) if type(value) is _ndarray else value  # see protect
         for op in self.ops:
             values = tuple(_substitute(a, v, env) for a, v in zip(op.args, op.inputs))
