@@ -74,11 +74,61 @@ def test_plain_values_are_scipys_to_the_bit(name, call):
 def test_the_namespace_looks_like_scipys():
     assert rspecial.expit is scipy.special.expit  # a ufunc: NumPy's protocols bring it
     assert rspecial.logsumexp.__name__ == "logsumexp"
-    assert rstats.norm.rvs == scipy.stats.norm.rvs  # no rule needed: SciPy's own method
+    # a method no source has a rule for is a drop-in too (which have one is known only by
+    # asking the sources, which imports them); on plain values it is SciPy's own
+    assert rstats.norm.rvs.scipy_function == scipy.stats.norm.rvs
+    assert np.array_equal(rstats.norm.rvs(size=4, random_state=5),
+                          scipy.stats.norm.rvs(size=4, random_state=5))
     assert rstats.norm(0.0, 2.0).std() == 2.0  # freezing is SciPy's
     assert rla.lu_factor is not scipy.linalg.lu_factor and rla.LinAlgError is \
         scipy.linalg.LinAlgError
     assert {"jax", "autograd"} <= set(rstats.norm.logpdf.sources)
+
+
+LAZY = """
+import sys
+import numpy as np
+import rulebridge.scipy.{module} as m
+sources = ("jax", "jaxlib", "autograd", "rulebridge_jax", "rulebridge_autograd")
+print(sorted(s for s in sources if s in sys.modules))
+{plain}
+print(sorted(s for s in sources if s in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("module, plain", [
+    ("stats", "m.norm.logpdf(np.arange(3.0), 0.5); m.multivariate_normal.logpdf(np.ones(2), "
+              "np.zeros(2), np.eye(2)); m.norm.logpdf"),
+    ("special", "m.logsumexp(np.arange(3.0)); m.softmax(np.arange(3.0))"),
+    ("linalg", "m.solve_triangular(np.eye(3), np.ones(3)); m.cholesky(np.eye(3)); repr(m.eigh)"),
+    ("signal", "m.convolve(np.ones(3), np.ones(2))"),
+    ("integrate", "m.odeint(lambda y, t: -y, np.ones(2), np.arange(3.0))"),
+])
+def test_importing_and_plain_calls_import_no_source(module, plain):
+    # Asking an adapter which SciPy names it has imports its library (JAX: seconds); that waits
+    # for the first traced call. The check runs in a fresh process: this one has JAX loaded.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", LAZY.format(module=module, plain=plain)],
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:2] == ["[]", "[]"], out
+
+
+def test_the_first_traced_call_imports_the_rules():
+    import subprocess
+    import sys
+
+    program = LAZY.format(module="stats", plain="") + (
+        "import rulebridge\n"
+        "x = np.array([0.3, -1.2])\n"
+        "print(m.norm.logpdf)\n"
+        "g = rulebridge.grad(lambda x: np.sum(m.norm.logpdf(x, 0.5, 2.0)))(x)\n"
+        "print(list(map(str, m.norm.logpdf.sources)), np.allclose(g, -(x - 0.5) / 4.0, rtol=1e-14))\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[2] == "<rulebridge drop-in scipy.stats.norm.logpdf (rules not imported yet)>"
+    assert out[3] == "['autograd', 'jax'] True", out
 
 
 # -- gradients ---------------------------------------------------------------------------------

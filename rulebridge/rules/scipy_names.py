@@ -61,18 +61,43 @@ def _candidates(module_name: str) -> tuple[tuple[str, Callable], ...]:
         if attr.startswith("_"):
             continue
         value = getattr(module, attr, None)
-        if module_name == "scipy.stats" and _is_distribution(value):
-            for method in sorted(dir(value)):
-                bound = getattr(value, method, None) if not method.startswith("_") else None
-                if callable(bound) and not isinstance(bound, type):
-                    found.append((f"{module_name}.{attr}.{method}", bound))
-        elif (callable(value) and not isinstance(value, (type, np.ufunc, types.ModuleType))
-              and not isinstance(value, functools.partial)):
+        if module_name == "scipy.stats" and is_distribution(value):
+            found += [(f"{module_name}.{attr}.{method}", bound)
+                      for method, bound in methods_of(value)]
+        elif is_candidate(value):
             found.append((f"{module_name}.{attr}", value))
     return tuple(found)
 
 
-def _is_distribution(value) -> bool:
+def is_candidate(value) -> bool:
+    """Is `value` a function NumPy's protocols do not reach (not a ufunc, class or module)?
+
+    Parameters
+    ----------
+    value : object
+        An attribute of a mirrored SciPy module, or a method of a distribution.
+
+    Returns
+    -------
+    bool
+        True for a plain function or bound method (what `rulebridge.scipy` makes a drop-in).
+    """
+    return (callable(value) and not isinstance(value, (type, np.ufunc, types.ModuleType))
+            and not isinstance(value, functools.partial))
+
+
+def methods_of(distribution) -> list[tuple[str, Callable]]:
+    """A `scipy.stats` distribution's public methods that are candidates, by name."""
+    found = []
+    for method in sorted(dir(distribution)):
+        bound = getattr(distribution, method, None) if not method.startswith("_") else None
+        if bound is not None and is_candidate(bound):
+            found.append((method, bound))
+    return found
+
+
+def is_distribution(value) -> bool:
+    """Is `value` a `scipy.stats` distribution object (`norm`, `multivariate_normal`)?"""
     from scipy.stats import rv_continuous, rv_discrete
     from scipy.stats._multivariate import multi_rv_generic
 
@@ -83,7 +108,7 @@ def distribution_names() -> list[str]:
     """`norm`, `t`, `multivariate_normal`, ...: the distribution objects of `scipy.stats`."""
     stats = importlib.import_module("scipy.stats")
     return [a for a in sorted(vars(stats)) if not a.startswith("_")
-            and _is_distribution(getattr(stats, a))]
+            and is_distribution(getattr(stats, a))]
 
 
 def sources_with_counterpart(name: str) -> tuple[str, ...]:
@@ -158,7 +183,7 @@ def scipy_caller(frame: types.FrameType | None) -> str | None:
 def _public_name(frame: types.FrameType) -> str | None:
     function = frame.f_code.co_name
     owner = frame.f_locals.get("self")
-    if owner is not None and _is_distribution(owner):
+    if owner is not None and is_distribution(owner):
         stats = importlib.import_module("scipy.stats")
         for attr in distribution_names():
             if getattr(stats, attr) is owner:

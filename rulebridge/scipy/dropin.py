@@ -6,19 +6,27 @@ it on plain arrays, so the values are SciPy's to the bit, and the finite differe
 the rule run SciPy's function. Rules are imported with `import_rule` from every installed adapter
 whose `counterpart` finds a function of the same name (`jax.scipy.stats.norm.logpdf`), wrapped
 where SciPy reads only one triangle of a matrix (conventions.py).
+
+Nothing is imported from a source until a call needs a rule: importing a mirrored module makes
+every SciPy function NumPy's protocols do not reach a drop-in without asking any adapter (asking
+would import JAX, seconds), a call on plain values is SciPy's function, and the first call on a
+traced value asks the adapters and imports the rules (`DropIn.sources`). A drop-in no source has
+a counterpart for passes traced values to SciPy's function as it is, which is what the SciPy
+name would do: NumPy's protocols, or the error naming the fix.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 from typing import Any, Callable
 
 from ..engine.box import Traced
 from ..errors import AdapterError, Declined, ImportRuleError, TracingError
 from ..import_rule import import_rule
 from ..rules.registry import REGISTRY
-from ..rules.scipy_names import candidates, sources_with_counterpart
+from ..rules.scipy_names import is_candidate, is_distribution, sources_with_counterpart
 from .conventions import CONVENTIONS, POSITIONAL_UP_TO, in_float64, with_convention
 
 _P = inspect.Parameter
@@ -36,17 +44,28 @@ class DropIn:
         self.__module__ = "rulebridge." + module
         self.__doc__ = getattr(function, "__doc__", None)
         self.__signature__ = signature
-        self.sources: tuple[str, ...] = ()  # the sources a rule was imported from
+        self._sources: tuple[str, ...] | None = None  # None: no adapter asked yet
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The sources whose rules this drop-in uses (asking the adapters, and importing the
+        rules, the first time)."""
+        if self._sources is None:
+            with _RESOLVING:
+                if self._sources is None:
+                    self._sources = self._register()
+        return self._sources
 
     def __repr__(self) -> str:
-        sources = ", ".join(self.sources) or "no installed source"
-        return f"<rulebridge drop-in {self.__rulebridge_name__} (rules from {sources})>"
+        sources = ("rules not imported yet" if self._sources is None else
+                   f"rules from {', '.join(self._sources) or 'no installed source'}")
+        return f"<rulebridge drop-in {self.__rulebridge_name__} ({sources})>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         box = _first_box(args)
         if box is None and kwargs:
             box = _first_box(kwargs.values())
-        if box is None:
+        if box is None or not self.sources:
             return self.scipy_function(*args, **kwargs)
         if kwargs or self.__rulebridge_name__ in POSITIONAL_UP_TO:
             args, kwargs = self._positional(args, kwargs)
@@ -79,8 +98,9 @@ class DropIn:
                 f"argument {traced[0]!r}, which has no positional slot; pass it positionally.")
         return tuple(positional), rest
 
-    def register(self) -> None:
-        """Import this function's rule from every installed source with a counterpart."""
+    def _register(self) -> tuple[str, ...]:
+        """Import this function's rule from every installed source with a counterpart; the
+        sources that gave one."""
         found = []
         for source in sources_with_counterpart(self.__rulebridge_name__):
             try:
@@ -100,7 +120,11 @@ class DropIn:
             # made by this very import, so its shipped results apply (where they are bound to
             # the installed adapter, as for NumPy's functions).
             REGISTRY.use_shipped_for_import(self.__rulebridge_name__, source)
-        self.sources = tuple(found)
+        return tuple(found)
+
+
+# One import of rules at a time: two threads' first traced calls of a drop-in import it once.
+_RESOLVING = threading.RLock()
 
 
 def _first_box(values) -> Traced | None:
@@ -135,27 +159,32 @@ def signature_of_method(distribution: Any, method: str, function: Callable) -> i
     return inspect.Signature(parameters)
 
 
-def drop_ins(module_name: str) -> dict[str, DropIn]:
-    """The drop-ins of one mirrored SciPy module, by public name, registered: every candidate
-    (scipy_names.candidates) that some installed source has a counterpart for."""
+def drop_in(name: str, function: Callable, signature: inspect.Signature | None = None
+            ) -> DropIn | None:
+    """The drop-in for SciPy's `name`, asking no adapter; None when its signature is unknown
+    (SciPy's function is then used as it is)."""
+    if signature is None:
+        try:
+            signature = inspect.signature(function)
+        except (TypeError, ValueError):
+            return None
+    return DropIn(name, function, signature)
+
+
+def mirror(module_name: str) -> tuple[dict[str, Any], dict[str, DropIn]]:
+    """A mirrored module's namespace: SciPy's public names, every function NumPy's protocols
+    do not reach (scipy_names.candidates, distributions aside) as a drop-in; and the drop-ins,
+    by short name. No adapter is asked (see the module's docstring)."""
+    names = public_names(module_name)
     found = {}
-    stats = importlib.import_module("scipy.stats") if module_name == "scipy.stats" else None
-    for name, function in candidates(module_name).items():
-        if not sources_with_counterpart(name):
+    for attr, value in names.items():
+        if is_distribution(value) or not is_candidate(value):
             continue
-        parts = name[len(module_name) + 1:].split(".")
-        if len(parts) == 2:  # scipy.stats.norm.logpdf
-            signature = signature_of_method(getattr(stats, parts[0]), parts[1], function)
-        else:
-            try:
-                signature = inspect.signature(function)
-            except (TypeError, ValueError):
-                continue
-        drop_in = DropIn(name, function, signature)
-        drop_in.register()
-        if drop_in.sources:
-            found[name] = drop_in
-    return found
+        made = drop_in(f"{module_name}.{attr}", value)
+        if made is not None:
+            found[attr] = made
+    names.update(found)
+    return names, found
 
 
 def public_names(module_name: str) -> dict[str, Any]:

@@ -1,12 +1,11 @@
-"""`rulebridge.scipy.linalg`: `scipy.linalg`, with every function an installed source has a rule
-for as a drop-in (SciPy's own on plain arrays, an imported rule on traced values); the rest is
-SciPy's."""
+"""`rulebridge.scipy.linalg`: `scipy.linalg`, its functions as drop-ins (SciPy's own on plain arrays;
+on traced values, an imported rule where an installed source has one); the rest is SciPy's."""
 
 from __future__ import annotations
 
-from .dropin import drop_ins, public_names
+from .dropin import mirror
 
-globals().update(public_names("scipy.linalg"))
-DROP_INS = {name.rpartition(".")[2]: f for name, f in drop_ins("scipy.linalg").items()}
-globals().update(DROP_INS)
-__all__ = sorted(public_names("scipy.linalg"))
+_names, DROP_INS = mirror("scipy.linalg")
+globals().update(_names)
+__all__ = sorted(_names)
+del _names
