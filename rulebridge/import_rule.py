@@ -25,7 +25,10 @@ from .rules.registry import REGISTRY
 from .rules.rule import Rule, function_name
 from .rules.signature import (INEXACT_KINDS, Signature, SpecInfo, format_signature,
                               is_differentiable, parse_signature, signature_of)
-from .engine.box import Traced, _contains_box, _positional
+from .engine.box import _contains_box, _positional
+from .import_tree import (LeafCall, checked_call, container_result, inexact_positions,
+                          record_leaf_call, traced_call)
+from .tree import describe
 
 
 def import_rule(function: Callable | str | None = None, source: str | Sequence[str] | None = None,
@@ -80,33 +83,38 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
     for imported in imports:
         imported.probe()  # every import-time error before anything is registered
     for imported in imports:
-        REGISTRY.add_import(function, imported.source, imported.build, trusted=not check)
+        REGISTRY.add_import(function, imported.source, imported, trusted=not check)
     return _differentiable(function)
+
+
+_RESULT_APART: set = set()  # imported functions seen returning a container (a dict, nested)
 
 
 def _differentiable(function: Callable) -> Callable:
     @functools.wraps(function)
     def imported(*args, **kwargs):
-        tape = _tape_of(args, kwargs)
+        tape, apart = traced_call(args, kwargs)
         if tape is None:
             return function(*args, **kwargs)
+        if apart or function in _RESULT_APART:  # containers: one op of the call's leaves
+            return record_leaf_call(tape, function, args, kwargs)
         if kwargs and any(_contains_box(v) for v in kwargs.values()):
             args, kwargs = _positional(function, args, kwargs)
-        return tape.record(function, args, kwargs)
+        try:
+            return tape.record(function, args, kwargs)
+        except _ContainerResult:
+            _RESULT_APART.add(function)
+            return record_leaf_call(tape, function, args, kwargs)
 
     imported.__rulebridge_imported__ = function
+    # check_rule's view of a call (rulebridge/checking/check.py): containers taken apart
+    imported.__rulebridge_call__ = functools.partial(checked_call, function)
     return imported
 
 
-def _tape_of(args: tuple, kwargs: dict):
-    for value in (*args, *kwargs.values()):
-        if type(value) is Traced:
-            return value._tape
-        if type(value) in (list, tuple):
-            for item in value:
-                if type(item) is Traced:
-                    return item._tape
-    return None
+class _ContainerResult(ImportRuleError):
+    """The function returned a container the tape cannot take as it is (a dict, a nested
+    tuple): the call is recorded again with its result taken apart (rulebridge/import_tree.py)."""
 
 
 # -- finding the source's counterpart ----------------------------------------------------------
@@ -162,6 +170,25 @@ class _Import:
     # (signature, static keyword arguments) at which the rule was compared and checked
     verified: set = dataclasses.field(default_factory=set)
 
+    def __call__(self, signature: Signature) -> Rule:
+        return self.build(signature)
+
+    def derive(self, call: LeafCall) -> tuple[Callable[[Signature], Rule], bool]:
+        """`(builder, trusted)` of the same import for `call`: this function at one layout of
+        containers, with the equivalent taken apart alike."""
+        if self.signatures is not None:
+            listed = ", ".join(format_signature(s) for s in self.signatures)
+
+            def declined(signature: Signature) -> Rule:
+                raise Declined(f"{function_name(self.function)} was imported from {self.source} "
+                               f"for {listed} only, and a call with containers "
+                               f"({call.__rulebridge_name__}) is another signature; import it "
+                               "without signatures= to call it with containers")
+            return declined, False
+        child = _Import(call, self.source, self.adapter, call.over_leaves(self.equivalent),
+                        None, self.check)
+        return child, not self.check
+
     @property
     def what(self) -> str:
         return f"{function_name(self.function)} (imported from {self.source} as " \
@@ -209,7 +236,10 @@ class _Import:
                     self.function(*args)
             except Exception:
                 continue  # the samples are outside the function's domain: compared at first use
-            self.compare(args, {})
+            try:
+                self.compare(args, {})
+            except _ContainerResult:
+                continue  # compared at first use, with the result taken apart
 
     def verify(self, rule: Rule, args: tuple, kwargs: dict) -> None:
         """At the first use of a signature and keyword arguments: compare outputs, then check
@@ -217,7 +247,10 @@ class _Import:
         self.compare(args, kwargs)
         if not self.check:
             return
-        result = check_call(rule, args, kwargs)  # kwargs are the call's, never the check's
+        # A call's leaves: its float scalars are differentiated too, and checked.
+        leaves = isinstance(self.function, LeafCall)
+        result = check_call(rule, args, kwargs,  # kwargs are the call's, never the check's
+                            argnums=inexact_positions(args) if leaves else None)
         if result.status in ("pass", "fail", "error"):
             REGISTRY.set_status(result.function, self.source, result.signature, result.status)
         if result.status == "fail":
@@ -225,51 +258,60 @@ class _Import:
                 f"the rule imported for {self.what} disagrees with "
                 f"{function_name(self.function)} itself: {result.describe()}. Check that the "
                 "equivalent means the same as the function, or pass check=False to use it "
-                "unverified.")
+                f"unverified.{self.legend}")
         if result.status == "error":
             raise ImportRuleError(
                 f"the rule imported for {self.what} broke in its check against "
                 f"{function_name(self.function)} itself, before its first use: "
-                f"{result.describe()}")
+                f"{result.describe()}{self.legend}")
         if result.status == "inconclusive":
             warnings.warn(f"{self.what} is used unverified at these inputs: {result.reason}",
                           UncheckedRuleWarning, stacklevel=2)
+
+    @property
+    def legend(self) -> str:
+        return f" ({self.function.legend()})" if isinstance(self.function, LeafCall) else ""
 
     def compare(self, args: tuple, kwargs: dict) -> None:
         where = f"{format_signature(signature_of(args))}" + (
             f" with {', '.join(f'{k}={v!r}' for k, v in kwargs.items())}" if kwargs else "")
         with np.errstate(all="ignore"):
             expected = self.function(*args, **kwargs)
+            if container_result(expected):
+                raise _ContainerResult(f"{function_name(self.function)} returned "
+                                       f"{describe(expected)}")
+            labels = self.function.output_paths() if isinstance(self.function, LeafCall) else None
             try:
                 got = self.adapter.evaluate(self.equivalent, args, kwargs)
             except Exception as exc:
                 raise ImportRuleError(f"{_name(self.equivalent)}, the {self.source} equivalent "
                                       f"of {function_name(self.function)}, raised at {where}: "
-                                      f"{type(exc).__name__}: {exc}") from None
+                                      f"{type(exc).__name__}: {exc}{self.legend}") from None
         # a function of float32 inputs may compute partly in float32 (scipy.stats does): its
         # values are then as precise as float32's, whatever their dtype
         lowest = max((np.finfo(a.dtype).eps for a in args
                       if isinstance(a, np.ndarray) and is_differentiable(a)), default=0.0)
-        mismatch = outputs_mismatch(expected, got, eps=float(lowest))
+        mismatch = outputs_mismatch(expected, got, eps=float(lowest), labels=labels)
         if mismatch:
             raise ImportRuleError(
                 f"{_name(self.equivalent)} from {self.source} is not an equivalent of "
                 f"{function_name(self.function)} at {where}: {mismatch}. An equivalent must "
                 "return the same outputs as the function it stands for (count, shapes, dtypes "
-                "and values).")
+                f"and values).{self.legend}")
 
 
-def outputs_mismatch(expected: Any, got: Any, eps: float = 0.0) -> str:
+def outputs_mismatch(expected: Any, got: Any, eps: float = 0.0,
+                     labels: list[str] | None = None) -> str:
     """Why `got` is not `expected` (the outputs of one call), or "" when they agree: count,
     shapes, dtypes, and values to half the digits of their precision (or of `eps`, the inputs'
-    machine epsilon, when that is coarser)."""
+    machine epsilon, when that is coarser). `labels` name the outputs (default `output k`)."""
     several = isinstance(expected, (tuple, list))
     want = list(expected) if several else [expected]
     have = list(got) if isinstance(got, (tuple, list)) else [got]
     if several != isinstance(got, (tuple, list)) or len(want) != len(have):
         return f"it returns {_count(got)}, the function returns {_count(expected)}"
     for k, (w, g) in enumerate(zip(want, have)):
-        label = f"output {k}" if several else "the output"
+        label = labels[k] if labels else f"output {k}" if several else "the output"
         w_dtype, g_dtype = np.result_type(w), np.result_type(g)
         if np.shape(w) != np.shape(g) or w_dtype != g_dtype:
             return (f"{label} is {g_dtype}{list(np.shape(g))} where the function's is "

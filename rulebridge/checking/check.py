@@ -13,6 +13,7 @@ cotangents, and a non-finite number is never a pass.
 from __future__ import annotations
 
 import copy
+import re
 import zlib
 from typing import Any, Callable, Sequence
 
@@ -23,7 +24,7 @@ from ..rules.keys import configuration, format_settings, normalise
 from ..rules.registry import REGISTRY
 from ..rules.rule import Rule, function_name
 from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable, signature_of
-from .fd import directional, flat_outputs, widen
+from .fd import _pair, _random_like, directional, flat_outputs, widen
 from .result import CheckResult
 
 # (rtol, atol) by the lowest precision involved. float32 rules compute in float32, so their
@@ -107,6 +108,10 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
                outputs: Sequence[int] | None = None) -> CheckResult:
     """`check_rule` with the call's keyword arguments as a dict, so that none of them can be
     mistaken for an option of the check (the engine's first-use check goes through here)."""
+    names = None
+    call = getattr(func, "__rulebridge_call__", None)
+    if call is not None:  # what import_rule returns: the call, its containers taken apart
+        func, example_args, kwargs, argnums, names = call(example_args, kwargs, argnums)
     if not isinstance(func, Rule):  # the call in its one spelling, and the rule for its key
         example_args, kwargs, config = normalise(func, example_args, kwargs)
         rule = REGISTRY.candidate(func, signature_of(example_args), source, config)
@@ -122,6 +127,8 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
     static = format_settings(configuration(rule.function, example_args, kwargs))
 
     def result(status: str, error: float | None, reason: str, measured: str = "") -> CheckResult:
+        if names:  # the leaves of a call of containers, by their paths
+            reason = re.sub(r"\bargument (\d+)\b", lambda m: names[int(m[1])], reason)
         return CheckResult(name, rule.source, signature, status, error, rtol, seed, directions,
                            reason, static, measured)
 
@@ -277,11 +284,13 @@ def _checked_cotangent(ct, primal, position: int):
         return [_checked_cotangent(c, p, position) for c, p in zip(ct, primal)]
     if ct is None:
         return np.zeros_like(primal)
+    # np.shape and np.result_type: a Python float argument has neither attribute
     shape, dtype = np.shape(ct), getattr(ct, "dtype", None)
-    if shape != primal.shape or dtype != primal.dtype:
+    expected = np.result_type(primal)
+    if shape != np.shape(primal) or dtype != expected:
         got = f"{getattr(dtype, 'name', type(ct).__name__)}{list(shape)}"
         raise _Verdict("error", f"the cotangent of argument {position} is {got}, but the "
-                                f"argument is {primal.dtype.name}{list(primal.shape)}: a "
+                                f"argument is {expected.name}{list(np.shape(primal))}: a "
                                 "cotangent must have exactly its argument's shape and dtype")
     return ct
 
@@ -333,23 +342,6 @@ def _cotangent_of(out, selected: list[int], rng: np.random.Generator):
     outputs = flat_outputs(out)
     ybar = [_random_like(o, rng) if k in selected else None for k, o in enumerate(outputs)]
     return tuple(ybar) if isinstance(out, (tuple, list)) else ybar[0]
-
-
-def _random_like(x, rng: np.random.Generator):
-    if type(x) in (list, tuple):
-        return [_random_like(item, rng) for item in x]
-    dtype = np.result_type(x)
-    values = rng.standard_normal(np.shape(x))
-    if dtype.kind == "c":
-        values = values + 1j * rng.standard_normal(np.shape(x))
-    values = np.asarray(values).astype(dtype)
-    return values if isinstance(x, np.ndarray) else values[()]
-
-
-def _pair(a, b) -> float:
-    if type(a) in (list, tuple):
-        return sum(_pair(x, y) for x, y in zip(a, b))
-    return float(np.real(np.sum(widen(np.asarray(a)) * widen(np.asarray(b)))))
 
 
 def _norm(items) -> float:

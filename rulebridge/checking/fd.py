@@ -43,6 +43,23 @@ def flat_outputs(out: Any) -> list:
     return [out]
 
 
+# The directions of the dot-product test and its pairing (check.py, gradcheck.py).
+def _random_like(x, rng: np.random.Generator):
+    if type(x) in (list, tuple):
+        return [_random_like(item, rng) for item in x]
+    dtype = np.result_type(x)
+    values = rng.standard_normal(np.shape(x))
+    if dtype.kind == "c":
+        values = values + 1j * rng.standard_normal(np.shape(x))
+    values = np.asarray(values).astype(dtype)
+    return values if isinstance(x, np.ndarray) else values[()]
+
+
+def _pair(a, b) -> float:
+    if type(a) in (list, tuple):
+        return sum(_pair(x, y) for x, y in zip(a, b))
+    return float(np.real(np.sum(widen(np.asarray(a)) * widen(np.asarray(b)))))
+
 
 def _moved(args: tuple, argnums: Sequence[int], xdot: Sequence[Any], t: float) -> tuple:
     moved = list(args)

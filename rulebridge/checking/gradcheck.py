@@ -18,8 +18,8 @@ import numpy as np
 from ..errors import GradientCheckError
 from ..rules.signature import is_differentiable
 from ..tree import tree_flatten
-from .check import TOLERANCES, _norm, _pair, _random_like
-from .fd import directional, widen
+from .check import TOLERANCES, _norm
+from .fd import _pair, _random_like, directional, widen
 
 # (y, pullback) of the function at the given arguments: pullback(ybar) gives one cotangent per
 # differentiated argument, each in the argument's structure.

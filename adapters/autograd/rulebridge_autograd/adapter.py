@@ -267,10 +267,26 @@ def _composite_rule(entry: Entry):
     def pullback(residuals, g, argnums):
         out, args, kwargs = residuals
         if type(g) is tuple or type(g) is list:
-            g = type(g)(_zeros_for_missing(g, out))
+            # autograd traces a plain tuple of boxes as no output at all (a zero gradient):
+            # differentiate the used outputs alone, as one output or an autograd tuple.
+            used = [k for k, gk in enumerate(g) if gk is not None]
+            if not used:
+                return (None,) * len(argnums)
+            return _traced_vjp(_used_outputs(wrapped, used), args, kwargs, argnums,
+                               g[used[0]] if len(used) == 1 else tuple(g[k] for k in used))
         return _traced_vjp(wrapped, args, kwargs, argnums, g)
 
     return _forward_of(entry.function), pullback
+
+
+def _used_outputs(program: Callable, used: list[int]) -> Callable:
+    from autograd.builtins import tuple as traced_tuple
+
+    def used_outputs(*args, **kwargs):
+        out = program(*args, **kwargs)
+        return out[used[0]] if len(used) == 1 else traced_tuple(out[k] for k in used)
+
+    return used_outputs
 
 
 def _traced_vjp(program: Callable, args: tuple, kwargs, argnums, g) -> tuple:
