@@ -28,6 +28,7 @@ from .rules.rule import CallForward, Rule, SparseCotangent, function_name
 from .rules.signature import (Signature, SpecInfo, format_signature, format_spec,
                               is_differentiable, parse_signature, signature_of, spec_of)
 from .rules.speed import measure_rules
+from .writes.follow import follow_plain_buffers
 from .rules.triangles import (TriangleCall, hermitian_from_triangle, lower_triangle_cotangent,
                               one_triangle_call, reads_one_triangle, triangle_read)
 from .tree import register_container
@@ -137,9 +138,9 @@ __all__ = [
     "Traced", "TracingError", "TriangleCall", "UncheckedRuleWarning", "UnverifiedRuleError",
     "adapters", "assert_rule",
     "check_on_first_use", "check_rule", "conform_cotangent", "debug", "debug_enabled",
-    "decline_unsupported", "dispatched_functions", "dispatches", "format_signature",
-    "format_spec", "function_name", "grad", "hermitian_from_triangle", "import_rule", "is_differentiable",
-    "key_of", "lookup",
+    "decline_unsupported", "dispatched_functions", "dispatches", "follow_plain_buffers",
+    "format_signature", "format_spec", "function_name", "grad", "hermitian_from_triangle",
+    "import_rule", "is_differentiable", "key_of", "lookup",
     "lower_triangle_cotangent", "measure_rules", "one_triangle_call", "parse_signature",
     "prefer", "reads_one_triangle", "register_adapter", "rules", "signature_of", "spec_of",
     "trace", "triangle_read", "trust", "value_and_grad", "vjp",

@@ -23,6 +23,7 @@ from .errors import NestedDifferentiationError
 from .rules.registry import REGISTRY
 from .rules.signature import is_differentiable
 from .writes import ROUTES
+from .writes.follow import following
 from .tree import LEAF, Structure, describe, is_container, tree_flatten
 
 _ndarray = np.ndarray
@@ -87,7 +88,8 @@ class Run:
             boxed = [_shielded(tape, a, f"positional argument {i}") for i, a in enumerate(boxed)]
             kwargs = {k: _shielded(tape, v, f"keyword argument {k!r}") for k, v in kwargs.items()}
         try:
-            self.result = f(*boxed, **kwargs)
+            with following(tape):  # np.zeros(n) in f's code: a buffer the tape follows
+                self.result = f(*boxed, **kwargs)
         except ValueError as exc:  # a write through one of them: say why it is read-only
             tape.protected.plain_write_refused(exc, name_of(f))
             raise

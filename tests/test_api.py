@@ -65,7 +65,8 @@ def test_no_rule_error_names_function_signature_and_fix():
 @pytest.mark.parametrize("convert", [
     lambda x: float(np.sum(x)),
     lambda x: np.sum(np.asarray(x)),
-    lambda x: np.array([x[0], x[1]]).sum(),
+    lambda x: np.array([x[0], x[1]], ndmin=2).sum(),  # a list of traced values is followed,
+    lambda x: np.array(x).sum(),                       # but not with these (tests/test_plain_buffers.py)
 ])
 def test_cutting_the_gradient_is_refused(convert):
     with pytest.raises(rb.TracingError, match="cut the gradient"):

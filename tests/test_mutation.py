@@ -431,8 +431,16 @@ def test_writing_an_escaped_box_is_refused(source):
 # -- refusals ---------------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def unfollowed():
+    """Plain buffers as rulebridge sees them when it does not follow allocations."""
+    before = rb.follow_plain_buffers(False)
+    yield
+    rb.follow_plain_buffers(before)
+
+
 @pytest.mark.parametrize("index", [slice(0, 2), 0])
-def test_writing_a_traced_value_into_a_plain_buffer_is_refused(source, index):
+def test_writing_a_traced_value_into_a_plain_buffer_is_refused(source, index, unfollowed):
     def f(x):
         buf = np.zeros(3)
         buf[index] = x[index]
@@ -446,7 +454,7 @@ def test_writing_a_traced_value_into_a_plain_buffer_is_refused(source, index):
     assert "plain ndarray" in str(error) and "np.zeros(shape, like=x)" in str(error)
 
 
-def test_plain_out_with_traced_inputs_is_refused(source):
+def test_plain_out_with_traced_inputs_is_refused(source, unfollowed):
     def f(x):
         buf = np.zeros(3)
         np.sin(x, out=buf)

@@ -77,10 +77,11 @@ EXAMPLES = [
     Example(rb.TracingError,
             "rb.grad(lambda x: float(np.sum(x)) * 2.0)(np.ones(3))",
             "The differentiated code turned a traced value into a plain number or array "
-            "(`float`, `np.asarray`, `.item()`, writing it into a plain buffer), which would cut "
-            "the gradient. It is also a TypeError.",
-            "Keep values as arrays (`x[()]`, `np.sum(x)`); build arrays with np.stack or "
-            "np.concatenate; allocate buffers with `np.zeros_like(x)`."),
+            "(`float`, `np.asarray`, `.item()`, writing it into a plain buffer that rulebridge "
+            "does not follow), which would cut the gradient. It is also a TypeError.",
+            "Keep values as arrays (`x[()]`, `np.sum(x)`); build arrays with np.stack, "
+            "np.concatenate or `np.array([...])` in the differentiated code; allocate buffers "
+            "there (`np.zeros(n)`, followed while tracing) or with `np.zeros_like(x)`."),
     Example(rb.RuleContractError,
             "rb.register_adapter(_WrongShapeAdapter())\n"
             "try:\n"

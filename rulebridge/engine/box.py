@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TracingError
+from .constants import constant_value, export
 from ..rules.rule import CallForward
 from ..rules.scipy_names import fix_for, scipy_caller
 from ..rules.signature import format_spec, spec_of
@@ -105,6 +106,9 @@ class Traced:
         return self._tape.record(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
+        value = constant_value(self)  # a box that holds no traced value converts
+        if value is not None:
+            return export(self, value, dtype, copy)
         buffers = ("NumPy converts the value with __array__ and gives no hook that says which "
                    "array it is written into, so the write cannot be recorded; "
                    + self._tape.writes.plain_buffer_fix)
@@ -127,31 +131,36 @@ class Traced:
     # -- what may not leave the tape ----------------------------------------------------------
 
     def _refuse(self, what: str, instead: str):
+        value = constant_value(self)
+        if value is not None:  # no traced value: convert as the plain array would
+            return value
         raise TracingError(f"{what} of a traced value would cut the gradient ({self._describe()}). "
                            f"{instead}")
 
     def __float__(self):
-        self._refuse("float()", "Keep it an array (x[()] or np.sum(x) for a 0-d result); to use "
+        return float(self._refuse("float()", "Keep it an array (x[()] or np.sum(x) for a 0-d result); to use "
                      "the value in Python control flow, compare it (`if x > 0:` works). If it "
                      "was written into an element of a plain ndarray (buf[i] = x where "
                      "buf = np.zeros(n); NumPy then reports 'setting an array element with a "
                      "sequence'), the write cannot be recorded: " + self._tape.writes.plain_buffer_fix
-                     + ".")
+                     + "."))
 
     def __complex__(self):
-        self._refuse("complex()", "Keep it an array.")
+        return complex(self._refuse("complex()", "Keep it an array."))
 
     def __int__(self):
-        self._refuse("int()",
-                     "Integer values carry no gradient; compute indices from plain arrays.")
+        return int(self._refuse(
+            "int()", "Integer values carry no gradient; compute indices from plain arrays."))
 
-    __index__ = __int__
+    def __index__(self):
+        return operator.index(self._refuse(
+            "int()", "Integer values carry no gradient; compute indices from plain arrays."))
 
     def item(self, *args):
-        self._refuse(".item()", "Index it instead (x[0], x[()]).")
+        return self._refuse(".item()", "Index it instead (x[0], x[()]).").item(*args)
 
     def tolist(self):
-        self._refuse(".tolist()", "Iterate over it (for row in x) or index it.")
+        return self._refuse(".tolist()", "Iterate over it (for row in x) or index it.").tolist()
 
     def __bool__(self) -> bool:
         return bool(self._value)  # Python control flow on values is allowed

@@ -81,5 +81,10 @@ class Writes:
         """The rule of an allocating or writing function, or None (the adapters' turn)."""
         return None
 
+    def independent(self, rule) -> bool:
+        """Is `rule` an allocation, whose output depends on no argument's value but a fill
+        value's (`np.zeros_like(x)`)? See rulebridge/engine/constants.py."""
+        return False
+
 
 NO_WRITES = Writes()

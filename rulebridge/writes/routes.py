@@ -23,9 +23,13 @@ from .write import _write_rule, setitem
 
 _ndarray = np.ndarray
 
-PLAIN_BUFFER_FIX = ("allocate the buffer from a traced array instead: np.zeros_like(x), "
-                    "np.empty_like(x), np.ones_like(x), np.full_like(x, c), or "
-                    "np.zeros(shape, like=x) / np.empty(shape, like=x)")
+PLAIN_BUFFER_FIX = ("allocate the buffer inside the differentiated code with np.zeros, np.empty, "
+                    "np.ones or np.full, which rulebridge follows while it traces (not a buffer "
+                    "made before the trace, by a library, through a name imported with "
+                    "`from numpy import zeros`, or with rulebridge.follow_plain_buffers(False)), "
+                    "or from a traced array: np.zeros_like(x), np.empty_like(x), "
+                    "np.ones_like(x), np.full_like(x, c), or np.zeros(shape, like=x) / "
+                    "np.empty(shape, like=x)")
 
 
 # -- in-place operators ---------------------------------------------------------------------------
@@ -243,6 +247,9 @@ class Routes(Writes):
     function_out = staticmethod(function_out)
     refuse_ufunc_at = staticmethod(refuse_ufunc_at)
     engine_rule = staticmethod(engine_rule)
+
+    def independent(self, rule) -> bool:
+        return rule.function in _ALLOCATORS and rule.source == "rulebridge"
 
 
 ROUTES = Routes()

@@ -35,6 +35,7 @@ import numpy as np
 
 from .views import BASIC_INDEX, VIEWS, Aliases, describe
 from ..rules.conform import conform_cotangent
+from ..engine.constants import depends, shares_exported
 from ..engine.hooks import Effect, Effects
 from ..engine.tape import Op, Tape
 from ..errors import MutationError, TracingError
@@ -249,6 +250,13 @@ def setitem(box, index, value, what: str | None = None):
                 f"{what}: the index repeats a position, so NumPy keeps only one of the values "
                 "written there and which one is unspecified. Write each position once (np.unique "
                 "the indices), or accumulate with x = x + np.bincount(...)-style code.")
+    if value_var is not None and shares_exported(tape, target) and depends(tape, value_var):
+        raise MutationError(
+            f"{what}: a traced value written into a buffer whose memory was already handed to "
+            "plain code (np.asarray, a library call, or a plain array's view of it): that plain "
+            "array would not follow the write, and its later reads would drop the gradient. "
+            "Write into a copy (buf = buf.copy()) made after handing it out, or hand it out "
+            "after the traced writes.")
     saved = old.copy() if view else old
     memory = target if target.flags.writeable else _writable(state, box, target, what)
     memory[index] = value_primal if value_var is None else written  # NumPy's own write
