@@ -1,5 +1,6 @@
 """Fuzzed in-place updates: `x[i] = v`, `x[i] += v`, `x *= y`, `out=`, `fill`, buffers made
-`like` a value, writes through views, and writes into the function's own arguments. Writes that
+`like` a value or plainly (np.zeros(n), followed while tracing), arrays from lists of values,
+writes through views, and writes into the function's own arguments. Writes that
 rulebridge cannot record exactly must raise MutationError, never give a wrong number."""
 
 from __future__ import annotations
@@ -102,5 +103,43 @@ def view_write(b):
     return b.emit(code, mutates=True)
 
 
+def plain_buffer(b):
+    """A buffer made with np.zeros/np.empty/np.ones/np.full (followed while tracing), filled in a
+    loop, by `out=`, or left without a traced value and read."""
+    a = b.var(lambda v: np.ndim(v) >= 1 and np.shape(v)[0] <= 4)
+    if a is None:
+        return False
+    make = b.choice(["np.zeros({s})", "np.ones({s})", "np.full({s}, -0.5)", "np.empty({s})",
+                     "np.zeros({s}, dtype=np.result_type({a}))", "np.full({s}, {a}.sum())"])
+    make = make.format(s=f"np.shape({a})", a=a)
+    fill = b.choice(["loop", "out", "untouched"])
+    if fill == "loop":
+        code = (f"{{out}} = {make}\nfor k in range(len({a})):\n"
+                f"    {{out}}[k] = np.sin({a}[k]) * (k + 1)")
+    elif fill == "out":
+        code = f"{{out}} = {make}\nnp.multiply({a}, np.cos({a}), out={{out}})"
+    else:
+        if "empty" in make or "sum" in make:
+            return False  # whatever the memory held; a traced fill does not convert
+        code = f"buf = {make}\n{{out}} = {a} * float(np.asarray(buf).ravel()[0] + 2.0)"
+    return b.emit(code, mutates=True)
+
+
+def traced_list(b):
+    """np.array / np.asarray / np.mean / np.sum of a list of a value's elements."""
+    a = b.var(lambda v: np.ndim(v) >= 1 and 2 <= np.shape(v)[0] <= 4)
+    if a is None:
+        return False
+    n = len(b.value(a))
+    items = [f"{a}[{k}]" if b.coin() else f"np.tanh({a}[{k}])" for k in range(n)]
+    if b.coin():
+        items[b.integer(0, n - 1)] = "0.75" if np.ndim(b.value(a)) == 1 else items[0]
+    listing = "[" + ", ".join(items) + "]"
+    call = b.choice(["np.array({l})", "np.asarray({l})", "np.array([{l}, {l}])",
+                     "np.mean({l}, axis=0)", "np.sum({l}, axis=0)"])
+    return b.emit(f"{{out}} = {call.format(l=listing)}")
+
+
 STEPS = {"setitem": setitem, "augmented": augmented, "out_argument": out_argument,
-         "buffer": buffer, "view_write": view_write}
+         "buffer": buffer, "view_write": view_write, "plain_buffer": plain_buffer,
+         "traced_list": traced_list}
