@@ -170,7 +170,8 @@ def scipy_caller(frame: types.FrameType | None) -> str | None:
         top = frame.f_globals.get("__name__", "").split(".")[0]
         if top == "scipy":
             chain.append(frame)
-        elif top != "numpy":
+        elif top != "numpy" and not frame.f_globals.get("_FRAMES_ARE_NUMPYS"):
+            # (a module that stands in for numpy's functions, rulebridge/writes/follow.py)
             break  # the user's code: it called SciPy (chain), or converted the value itself
         frame = frame.f_back
     for outer in reversed(chain):

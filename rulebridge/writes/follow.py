@@ -47,6 +47,7 @@ _NAMES = ALLOCATORS + ARRAY_FUNCTIONS + LIST_FUNCTIONS
 _ORIGINAL: dict[str, Callable] = {name: getattr(np, name) for name in _NAMES}
 _INEXACT = frozenset("fc")
 
+_FRAMES_ARE_NUMPYS = True  # this module's frames stand for NumPy's functions (scipy_names.py)
 _here = threading.local()  # .tracing: (tape, frame that called the differentiated function)
 _lock = threading.Lock()
 _active = 0  # traces running in any thread; the wrappers are installed while it is > 0
