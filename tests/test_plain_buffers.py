@@ -114,6 +114,21 @@ def test_a_float32_buffer_keeps_its_dtype(source):
     np.testing.assert_allclose(got, 8 * X.astype(np.float32), rtol=1e-6)
 
 
+def test_jacobian_elementwise_grad_and_check_grads_follow_buffers(source):
+    def f(x):
+        out = np.zeros(len(x))
+        for i in range(len(x)):
+            out[i] = np.sin(x[i]) * x[i]
+        return out
+
+    derivative = np.cos(X) * X + np.sin(X)
+    np.testing.assert_allclose(rb.jacobian(f, source=source)(X.copy()), np.diag(derivative),
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(rb.elementwise_grad(f, source=source)(X.copy()), derivative,
+                               rtol=1e-12)
+    rb.check_grads(lambda x: np.sum(f(x) ** 2), X.copy(), source=source)
+
+
 # -- lists of traced values ------------------------------------------------------------------------
 
 
