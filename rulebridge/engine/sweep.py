@@ -20,7 +20,10 @@ from .tape import Tape, as_op
 
 _ndarray = np.ndarray
 _FIRST = (0,)
-_TRACED_OF_TWO = {(True, True): (0, 1), (True, False): _FIRST, (False, True): (1,)}
+# (False, False): an op of constants only, e.g. `np.full(n, 3.0)` followed as a buffer, whose
+# keywords the call key moved into positions; its pullback is asked for nothing, as for any arity.
+_TRACED_OF_TWO = {(True, True): (0, 1), (True, False): _FIRST, (False, True): (1,),
+                  (False, False): ()}
 
 
 def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
