@@ -334,3 +334,17 @@ def test_the_environment_variable_switches_it_off():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "refused False"
+
+
+def test_debug_mode_compares_a_dtype_result_as_numpy_does(source):
+    # np.result_type(x) of a box is recorded and returns a dtype, not numbers: debug mode's
+    # comparison with NumPy's own result must not treat it as an array of values.
+    def f(x):
+        out = np.zeros(np.shape(x), dtype=np.result_type(x))
+        for k in range(len(x)):
+            out[k] = np.sin(x[k]) * (k + 1)
+        return np.sum(out)
+
+    with rb.debug():
+        got = rb.grad(f, source=source)(X.copy())
+    np.testing.assert_allclose(got, np.cos(X) * np.arange(1, len(X) + 1), rtol=1e-12)
