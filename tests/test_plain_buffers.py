@@ -348,3 +348,28 @@ def test_debug_mode_compares_a_dtype_result_as_numpy_does(source):
     with rb.debug():
         got = rb.grad(f, source=source)(X.copy())
     np.testing.assert_allclose(got, np.cos(X) * np.arange(1, len(X) + 1), rtol=1e-12)
+
+
+def test_allocations_are_followed_again_after_a_rule_is_built_inside_a_trace(source):
+    # A rule is built with NumPy's own functions in the numpy module (an adapter may compare
+    # `function is np.sum`); the wrappers must be back for the rest of the trace.
+    from rulebridge.writes import follow
+    seen = []
+
+    def f(x):
+        y = np.sinc(np.arcsinh(x * 0.3)) + np.log1p(np.square(x))
+        if isinstance(x, rb.Traced):  # (finite differences call f on plain arrays too)
+            seen.append(follow.installed())
+        buf = np.zeros(len(x))
+        buf[:] = y
+        return np.sum(buf * buf)
+
+    def reference(x):
+        y = np.sinc(np.arcsinh(x * 0.3)) + np.log1p(np.square(x))
+        return np.sum(y * y)
+
+    assert_gradient(f, (X,), source)
+    assert seen and all(seen)
+    np.testing.assert_allclose(rb.grad(f, source=source)(X.copy()),
+                               rb.grad(reference, source=source)(X.copy()), rtol=1e-12)
+    assert not follow.installed()

@@ -16,6 +16,7 @@ Three small interfaces let another package (rulebridge.writes) add that:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable
 
 from ..errors import MutationError
@@ -80,6 +81,11 @@ class Writes:
     def engine_rule(self, function: Callable, signature: Signature):
         """The rule of an allocating or writing function, or None (the adapters' turn)."""
         return None
+
+    def building_rules(self) -> Any:
+        """A context around the registry's lookup of a rule the tape had not cached: what the
+        adapters' code must see while it builds one (rulebridge/writes/follow.py)."""
+        return contextlib.nullcontext()
 
     def independent(self, rule) -> bool:
         """Is `rule` an allocation, whose output depends on no argument's value but a fill

@@ -230,7 +230,8 @@ class Tape:
         `Writes.engine_rule`) before the adapters'."""
         rule = self.writes.engine_rule(function, signature)
         if rule is None:
-            return self.registry.lookup(function, signature, self.source, config)
+            with self.writes.building_rules():
+                return self.registry.lookup(function, signature, self.source, config)
         self.rules[(function, signature)] = rule
         return rule
 

@@ -50,7 +50,7 @@ _NUMPY = vars(np)
 
 _FRAMES_ARE_NUMPYS = True  # this module's frames stand for NumPy's functions (scipy_names.py)
 _here = threading.local()  # .tracing: (tape, frame that called the differentiated function)
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: numpy_as_is may run inside a rule's lookup
 _active = 0  # traces running in any thread; the wrappers are installed while it is > 0
 _enabled = os.environ.get("RULEBRIDGE_FOLLOW_PLAIN_BUFFERS", "1").strip().lower() \
     not in ("0", "false", "no", "off")
@@ -112,6 +112,35 @@ class following:
                 for name, wrapper in _WRAPPERS.items():
                     if _NUMPY.get(name) is wrapper:  # someone else's patch stays theirs
                         _NUMPY[name] = _ORIGINAL[name]
+
+
+class numpy_as_is:
+    """`with numpy_as_is():` NumPy's own functions back in the numpy module while a rule is built.
+
+    An adapter may compare by identity (`function is np.sum`) or read `np.sum` into a table
+    when it builds a rule at a trace's first call of a function; with the wrappers installed it
+    would see a wrapper and build another rule than the one it was verified with. The lock is
+    held throughout, so no trace starts or ends meanwhile. With traces running in other threads
+    too, the wrappers stay (their allocations must still be followed): such an adapter then
+    declines, as rulebridge.NoRuleError says, which is a refusal, never another rule."""
+
+    __slots__ = ("swapped",)
+
+    def __enter__(self):
+        _lock.acquire()
+        self.swapped = [name for name, wrapper in _WRAPPERS.items()
+                        if _active == 1 and _NUMPY.get(name) is wrapper]
+        for name in self.swapped:
+            _NUMPY[name] = _ORIGINAL[name]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            for name in self.swapped:
+                if _NUMPY.get(name) is _ORIGINAL[name]:
+                    _NUMPY[name] = _WRAPPERS[name]
+        finally:
+            _lock.release()
 
 
 def installed() -> bool:

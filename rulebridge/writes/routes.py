@@ -19,6 +19,7 @@ from ..engine.hooks import Writes
 from ..errors import MutationError
 from ..rules.rule import Rule, function_name
 from ..rules.signature import SpecInfo
+from .follow import numpy_as_is
 from .write import _write_rule, setitem
 
 _ndarray = np.ndarray
@@ -247,6 +248,7 @@ class Routes(Writes):
     function_out = staticmethod(function_out)
     refuse_ufunc_at = staticmethod(refuse_ufunc_at)
     engine_rule = staticmethod(engine_rule)
+    building_rules = staticmethod(numpy_as_is)
 
     def independent(self, rule) -> bool:
         return rule.function in _ALLOCATORS and rule.source == "rulebridge"
