@@ -125,9 +125,13 @@ def test_another_threads_cyclic_garbage_is_collected_while_a_long_trace_runs():
 
     def f(x):
         y = x
-        tracing.set()
-        while not done.is_set():  # a long trace: ops keep being recorded meanwhile
+        for _ in range(1000):  # a tape of 1,000 ops is held while the other thread allocates
             y = np.sin(y)
+        tracing.set()
+        # The trace stays open, allocating nothing, so the young collections are the other
+        # thread's alone: with ops recorded meanwhile too, the count of cycles freed by the
+        # snapshot depended on how the two threads were scheduled on a loaded machine.
+        done.wait(timeout=60)
         return np.sum(y)
 
     def run():
