@@ -8,6 +8,26 @@ import sys
 from . import __version__
 
 
+def matrix(argv: list[str] | None = None) -> int:
+    """`rulebridge matrix ARGS`: NumPy's functions and the `rulebridge.scipy` drop-ins (this
+    layer may import both; the checking layer below is handed the drop-ins).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command's arguments (`--check`, `--source NAME`, ...; `rulebridge matrix --help`).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
+    from .checking.command import main as run_matrix
+    from .scipy import imported
+
+    return run_matrix(argv, importers=(imported,))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rulebridge", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rulebridge {__version__}")
@@ -27,8 +47,6 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         return run(dot=args.dot)
     if args.command == "matrix":
-        from .checking.command import main as matrix
-
         return matrix(rest)
     parser.error(f"unknown command {args.command}")
     return 2

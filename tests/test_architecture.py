@@ -59,11 +59,8 @@ def test_modules_stay_readable_in_a_sitting(path):
     assert lines <= 420, f"{path} has {lines} lines: split it by concept (about 400 at most)"
 
 
-def test_the_core_names_no_source():
-    """Which sources exist is the adapters' business: their metadata gives the default order,
-    the install hints and the libraries a matrix records, never a table in the core. (Examples
-    in docstrings may name them.)"""
-    offenders = []
+def _code_strings():
+    """(where, text) of every string constant in the core's code, docstrings left out."""
     for path in (ROOT / "rulebridge").rglob("*.py"):
         tree = ast.parse(path.read_text())
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
@@ -71,10 +68,39 @@ def test_the_core_names_no_source():
                       and node.body and isinstance(node.body[0], ast.Expr)}
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and id(node) not in docstrings
-                    and any(source in node.value.lower() for source in SOURCES)):
-                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+                    and id(node) not in docstrings):
+                yield f"{path.relative_to(ROOT)}:{node.lineno}", node.value
+
+
+def test_the_core_names_no_source():
+    """Which sources exist is the adapters' business: their metadata gives the default order,
+    the install hints and the libraries a matrix records, never a table in the core. (Examples
+    in docstrings may name them.)"""
+    offenders = [f"{where}: {text!r}" for where, text in _code_strings()
+                 if any(source in text.lower() for source in SOURCES)]
     assert not offenders, "\n".join(offenders)
+
+
+def test_no_module_is_imported_by_a_name_the_contracts_cannot_see():
+    """A module of the core named in a string (`importlib.import_module("rulebridge.scipy")`)
+    is an import the layers contract never sees: the checking layer once loaded the SciPy
+    drop-ins, two layers above it, that way. A layer above passes what it has instead."""
+    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+               for p in (ROOT / "rulebridge").rglob("*.py")} - {"rulebridge"}
+    offenders = [f"{where}: {text!r}" for where, text in _code_strings() if text in modules]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_matrix_loads_nothing_above_the_checking_layer():
+    program = ("import sys\n"
+               "from rulebridge.checking.matrix import Plan, check_function, row_names\n"
+               "names = row_names(('autograd',))\n"
+               "check_function('numpy.sin', Plan(('autograd',), ('float64',)))\n"
+               "print(len(names), sorted(m for m in sys.modules if m.startswith('rulebridge.')"
+               " and m.split('.')[1] in ('scipy', 'cli', 'demo')))\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.split()
+    assert int(out[0]) > 100 and out[1:] == ["[]"], out
 
 
 if __name__ == "__main__":

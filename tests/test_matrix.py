@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 
 import rulebridge
+import rulebridge.scipy
 from rulebridge.checking import conventions, render, status
 from rulebridge.checking.catalogue import cases_for, exports
-from rulebridge.checking.command import main as matrix_main, version_mismatch
+from rulebridge.checking.command import version_mismatch
+from rulebridge.cli import matrix as matrix_main
 from rulebridge.checking.matrix import Plan, case_key, changed_cells, check_function, example_call
 from rulebridge.rules.keys import format_key, normalise
 
@@ -26,7 +28,10 @@ from .test_check_first_use import flipped  # noqa: F401  (a fixture: a sign-flip
 ROOT = Path(__file__).resolve().parents[1]
 MARKDOWN, JSON = ROOT / "compat_matrix.md", ROOT / "compat_matrix.json"
 COMMITTED = json.loads(JSON.read_text())
-PLAN = Plan(tuple(COMMITTED["sources"]), tuple(COMMITTED["dtypes"]), COMMITTED["seed"])
+# the SciPy drop-ins' rows, for this module's rulebridge_row and PLAN (the command passes them)
+rulebridge_importers = (rulebridge.scipy.imported,)
+PLAN = Plan(tuple(COMMITTED["sources"]), tuple(COMMITTED["dtypes"]), COMMITTED["seed"],
+            rulebridge_importers)
 ROWS = list(dict.fromkeys(c["function"] for c in COMMITTED["cells"]))
 # Every 25th row plus rows whose results are instructive (failures, decompositions, lists).
 SUBSET = sorted(set(ROWS[::25]) | {"numpy.sin", "numpy.linalg.eigh", "numpy.fft.rfft",

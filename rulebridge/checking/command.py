@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..rules.registry import REGISTRY
 from . import render
-from .matrix import DTYPES, SEED, Outcome, Plan, default_jobs, made_by, run, versions
+from .matrix import (DTYPES, SEED, Importer, Outcome, Plan, default_jobs, made_by, run,
+                     versions)
 from .progress import Progress
 
 MARKDOWN, JSON, MEASURED = "compat_matrix.md", "compat_matrix.json", "compat_matrix.measured.json"
@@ -48,12 +49,13 @@ def parser() -> argparse.ArgumentParser:
 
 def generate(sources: list[str] | None, jobs: int, seed: int = SEED,
              progress: Progress | None = None, expected: dict[str, float] | None = None,
-             cache: Path | None = None) -> tuple[Outcome, str]:
-    """Run the matrix for `sources` (None: every installed adapter); the outcome and its
-    Markdown."""
+             cache: Path | None = None,
+             importers: tuple[Importer, ...] = ()) -> tuple[Outcome, str]:
+    """Run the matrix for `sources` (None: every installed adapter), with rows for what
+    `importers` imported (matrix.Importer); the outcome and its Markdown."""
     names = tuple(sources or sorted(REGISTRY.infos()))
-    outcome = run(Plan(names, DTYPES, seed), jobs=jobs, progress=progress, expected=expected,
-                  cache=cache)
+    outcome = run(Plan(names, DTYPES, seed, importers), jobs=jobs, progress=progress,
+                  expected=expected, cache=cache)
     return outcome, render.to_markdown(outcome.matrix)
 
 
@@ -65,7 +67,9 @@ def default_cache() -> Path:
     return Path(base) / "rulebridge"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, importers: tuple[Importer, ...] = ()) -> int:
+    """`rulebridge matrix ARGS`; `importers` give the rows of functions imported by a layer
+    above this one (matrix.Importer: the `rulebridge` command passes the SciPy drop-ins')."""
     args = parser().parse_args(argv)
     folder = Path(args.output)
     md_path, json_path, measured_path = folder / MARKDOWN, folder / JSON, folder / MEASURED
@@ -82,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cache = None if args.no_cache else Path(args.cache) if args.cache else default_cache()
         outcome, markdown = generate(sources, jobs, args.seed, progress,
-                                     _row_seconds(measured_path), cache)
+                                     _row_seconds(measured_path), cache, importers)
     finally:
         progress.close()
     elapsed, cpu = time.perf_counter() - start, sum(outcome.seconds.values())

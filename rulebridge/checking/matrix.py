@@ -13,7 +13,6 @@ part); each worker resolves names to functions itself, so nothing unpicklable cr
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import os
 import sys
@@ -45,26 +44,30 @@ SEED = 0
 LIBRARIES = ("numpy", "scipy")
 
 
+# `importer(source) -> functions`: the functions a layer above this one gave rules with
+# `import_rule` from that source (`rulebridge.scipy.imported`, the SciPy drop-ins). The caller
+# that may import that layer (the `rulebridge` command, a test module) passes it in; each of
+# those functions gets a row. A module-level function, so that it reaches workers by name.
+Importer = Callable[[str], Iterable[Callable]]
+
+
 @dataclass(frozen=True)
 class Plan:
     sources: tuple[str, ...]
     dtypes: tuple[str, ...] = DTYPES
     seed: int = SEED
+    importers: tuple[Importer, ...] = ()
 
 
-# Modules of functions given rules with `import_rule` (the drop-ins of SciPy's module paths).
-# Each has `imported(source) -> list of functions`, and each function gets a row.
-IMPORTING_MODULES = ("rulebridge.scipy",)
-
-
-def offered(sources: Iterable[str]) -> dict[str, list[Callable]]:
-    # by name: these modules sit above the checking layer, which never imports them statically
-    modules = [importlib.import_module(m) for m in IMPORTING_MODULES]
+def offered(sources: Iterable[str], importers: Iterable[Importer] = ()) -> dict[str,
+                                                                              list[Callable]]:
+    """Each source's functions: its adapter's, and what `importers` imported from it."""
+    importers = tuple(importers)
     found = {}
     for name in sources:
         try:
             found[name] = list(REGISTRY.adapter(name).functions())
-            found[name] += [f for module in modules for f in module.imported(name)]
+            found[name] += [f for importer in importers for f in importer(name)]
         except AdapterError as exc:
             print(f"rulebridge matrix: skipping {name}: {exc}", file=sys.stderr)
     return found
@@ -120,18 +123,20 @@ def use_cache(folder: str | Path | None, sources: Iterable[str]) -> None:
             pass  # reported where the matrix skips it
 
 
-def _init_worker(sources: tuple[str, ...], cache: str | None = None) -> None:
+def _init_worker(sources: tuple[str, ...], cache: str | None = None,
+                 importers: tuple[Importer, ...] = ()) -> None:
     use_cache(cache, sources)
-    if sources not in _WORKERS:
-        by_source = offered(sources)
-        _WORKERS[sources] = {"offered": {name: set(fs) for name, fs in by_source.items()},
-                             "rows": rows(by_source)}
+    if (sources, importers) not in _WORKERS:
+        by_source = offered(sources, importers)
+        _WORKERS[sources, importers] = {
+            "offered": {name: set(fs) for name, fs in by_source.items()},
+            "rows": rows(by_source)}
     _WORKER.clear()
-    _WORKER.update(_WORKERS[sources])
+    _WORKER.update(_WORKERS[sources, importers])
 
 
-def row_names(sources: tuple[str, ...]) -> list[str]:
-    _init_worker(sources)
+def row_names(sources: tuple[str, ...], importers: tuple[Importer, ...] = ()) -> list[str]:
+    _init_worker(sources, importers=importers)
     return list(_WORKER["rows"])
 
 
@@ -150,7 +155,7 @@ def check_row(name: str, plan: Plan) -> tuple[list[dict], list[dict]]:
 
 
 def _check_row(name: str, plan: Plan, measured: list[dict]) -> list[dict]:
-    _init_worker(plan.sources)
+    _init_worker(plan.sources, importers=plan.importers)
     function = _WORKER["rows"][name]
     sources = [s for s in plan.sources if s in _WORKER["offered"]]
     cells: list[dict] = []
@@ -299,11 +304,12 @@ def run(plan: Plan, jobs: int = 1, progress: Callable[[int, int], None] | None =
     the work, slowest first, so that no long row starts last; `cache` is a folder the adapters
     may keep compiled code in (`use_cache`). Results depend on neither."""
     cache = None if cache is None else str(cache)
-    pool = _pool(plan.sources, jobs, cache) if jobs > 1 else None  # workers import while we do
+    pool = _pool(plan, jobs, cache) if jobs > 1 else None  # workers import while we do
     use_cache(cache, plan.sources)
     try:
-        by_source = offered(plan.sources)
-        plan = Plan(tuple(s for s in plan.sources if s in by_source), plan.dtypes, plan.seed)
+        by_source = offered(plan.sources, plan.importers)
+        plan = Plan(tuple(s for s in plan.sources if s in by_source), plan.dtypes, plan.seed,
+                    plan.importers)
         names = list(rows(by_source))
         expected = expected or {}
         todo = sorted(names, key=lambda n: -expected.get(n, float("inf")))
@@ -334,10 +340,11 @@ def run(plan: Plan, jobs: int = 1, progress: Callable[[int, int], None] | None =
                    {name: results[name][2] for name in names})
 
 
-def _pool(sources: tuple[str, ...], jobs: int, cache: str | None):
+def _pool(plan: Plan, jobs: int, cache: str | None):
     # spawn: JAX must not be forked once initialised, and the parent imports the adapters.
     context = multiprocessing.get_context("spawn")
-    return context.Pool(jobs, initializer=_init_worker, initargs=(sources, cache))
+    return context.Pool(jobs, initializer=_init_worker,
+                        initargs=(plan.sources, cache, plan.importers))
 
 
 def _check_function_star(item) -> tuple[str, list[dict], list[dict], float]:

@@ -6,6 +6,9 @@ tests, and a fixture to check your own rules.
   (repeatable; default: every installed adapter). `pytest -n auto` spreads the rows over cores.
   `rulebridge_row.cells()` runs the row's checks; `rulebridge_row.assert_verified()` fails on
   any fail/error/inconclusive cell, which is what a third-party adapter's own suite wants.
+  Rows of functions given rules by `import_rule` come from the test module's
+  `rulebridge_importers` (a tuple of `importer(source) -> functions`, matrix.Importer): with
+  `rulebridge_importers = (rulebridge.scipy.imported,)` the SciPy drop-ins are rows too.
 - `assert_rule`: the fixture form of `rulebridge.assert_rule(func, *args, source=..., **kw)`.
 """
 
@@ -56,8 +59,9 @@ def pytest_generate_tests(metafunc) -> None:
     if "rulebridge_row" not in metafunc.fixturenames:
         return
     sources = metafunc.config.getoption("rulebridge_source") or sorted(REGISTRY.infos())
-    plan = Plan(tuple(sources), DTYPES, SEED)
-    names = row_names(plan.sources)
+    importers = tuple(getattr(metafunc.module, "rulebridge_importers", ()))
+    plan = Plan(tuple(sources), DTYPES, SEED, importers)
+    names = row_names(plan.sources, plan.importers)
     metafunc.parametrize("rulebridge_row", [MatrixRow(name, plan) for name in names], ids=names)
 
 
