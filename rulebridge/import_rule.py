@@ -20,6 +20,7 @@ import numpy as np
 from .rules.adapter import Adapter
 from .checking import UncheckedRuleWarning
 from .checking.check import check_call
+from .checking.wrapping import Policy, wrap
 from .errors import AdapterError, Declined, ImportRuleError
 from .rules.registry import REGISTRY
 from .rules.rule import Rule, function_name
@@ -206,18 +207,9 @@ class _Import:
             raise AdapterError(f"the rulebridge adapter {self.source!r} returned "
                                f"{type(rule).__name__} from import_rule for {self.what}, not a "
                                "rulebridge.Rule")
-        forward = rule.forward
-
-        def verified_forward(args, kwargs):
-            key = (signature, _static_key(kwargs)) if kwargs else signature
-            if key not in self.verified:
-                self.verify(rule, args, kwargs)
-                self.verified.add(key)
-            return forward(args, kwargs)
-
         notes = f"imported: pullback of {_name(self.equivalent)}"
-        return dataclasses.replace(rule, forward=verified_forward,
-                                   notes=f"{notes}; {rule.notes}" if rule.notes else notes)
+        return wrap(rule, _Verified(self, rule, signature),
+                    notes=f"{notes}; {rule.notes}" if rule.notes else notes)
 
     def probe(self) -> None:
         """Import-time checks at each listed signature: the adapter takes it, and on sample
@@ -298,6 +290,24 @@ class _Import:
                 f"{function_name(self.function)} at {where}: {mismatch}. An equivalent must "
                 "return the same outputs as the function it stands for (count, shapes, dtypes "
                 f"and values).{self.legend}")
+
+
+class _Verified(Policy):
+    """An imported rule's policy: before its first use at a signature and static keywords, its
+    equivalent is compared with the function and the rule checked (`_Import.verify`); the rule's
+    residuals and pullback are its own."""
+
+    passes_through = True
+
+    def __init__(self, imported: _Import, rule: Rule, signature: Signature) -> None:
+        self.imported, self.rule, self.signature = imported, rule, signature
+
+    def select(self, wrapped, args, kwargs) -> Rule:
+        key = (self.signature, _static_key(kwargs)) if kwargs else self.signature
+        if key not in self.imported.verified:
+            self.imported.verify(self.rule, args, kwargs)
+            self.imported.verified.add(key)
+        return self.rule
 
 
 def outputs_mismatch(expected: Any, got: Any, eps: float = 0.0,

@@ -15,7 +15,6 @@ path of a normal run is unchanged.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Any, Callable
 
@@ -24,6 +23,7 @@ import numpy as np
 from ..errors import RuleContractError
 from ..rules.rule import Rule
 from ..rules.signature import INEXACT_KINDS, format_signature
+from .wrapping import Policy, wrap
 
 ENVIRONMENT_VARIABLE = "RULEBRIDGE_DEBUG"
 _enabled = os.environ.get(ENVIRONMENT_VARIABLE, "") not in ("", "0")
@@ -82,11 +82,23 @@ class CheckingRegistry:
 
 def checking(rule: Rule) -> Rule:
     """`rule` with its forward and pullback checked in full (see the module's docstring)."""
-    forward, pullback = rule.forward, rule.pullback
+    return wrap(rule, FullChecks(rule))
 
-    def checked_forward(args, kwargs):
+
+class FullChecks(Policy):
+    """Debug mode's policy: every forward and pullback of `rule` checked against the contract.
+    Residuals are paired with the arguments and their snapshot, so the pullback can check that
+    it sees its forward's arguments again."""
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+
+    def select(self, wrapped, args, kwargs) -> Rule:
+        return self.rule
+
+    def forward(self, rule, args, kwargs):
         before = _snapshot(args)
-        result = forward(args, kwargs)
+        result = rule.forward(args, kwargs)
         if type(result) is not tuple or len(result) != 2:
             raise _broken(rule, f"its forward returned {_describe(result)}; a forward returns "
                                 "the pair (output, residuals)")
@@ -95,22 +107,18 @@ def checking(rule: Rule) -> Rule:
         _same_as_numpy(rule, out, args, kwargs)
         return out, (residuals, args, before)
 
-    def checked_pullback(packed, g, argnums):
+    def pullback(self, rule, packed, g, argnums):
         residuals, args, args_at_forward = packed
         _unchanged(rule, "pullback", "an argument (its value differs from the forward's: an "
                    "in-place write was not undone before this pullback, or a rule mutated it)",
                    args_at_forward)
         before = _snapshot((residuals, g))
-        cts = pullback(residuals, g, argnums)
+        cts = rule.pullback(residuals, g, argnums)
         _unchanged(rule, "pullback", "an argument", args_at_forward)
         _unchanged(rule, "pullback", "its residuals or the cotangent it received", before)
         if type(cts) is tuple or type(cts) is list:
             _check_cotangents(rule, cts, args, residuals, g)
         return cts
-
-    # The sweep must call the checked pullback, not the raw sparse one or the unary VJP.
-    return dataclasses.replace(rule, forward=checked_forward, pullback=checked_pullback,
-                               sparse_pullback=None, unary_vjp=None)
 
 
 # -- the checks --------------------------------------------------------------------------------

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import threading
 import warnings
-from dataclasses import dataclass, field, fields
 
 from ..errors import UnverifiedRuleError
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
 from .check import NUMPY_RAISED, check_call
 from .result import CheckResult
+from .wrapping import Policy, Wrapped, wrap
 
 ATTEMPTS = 3  # checks of a key that finite differences cannot decide before it is settled
 
@@ -36,85 +36,65 @@ class UncheckedRuleWarning(UserWarning):
     """Finite differences could not decide a rule at the user's inputs (a kink, a tie)."""
 
 
-@dataclass(eq=False, repr=False)
-class FirstUseRule(Rule):
-    """Stands for `candidates` at `key` until a check at the first inputs picks one. Each op it
-    records keeps the rule it chose, so its pullback is that rule's."""
+class FirstUse(Policy):
+    """The policy of a rule standing for `candidates` at `key` until a check at the first inputs
+    picks one. Each op it records keeps the rule it chose, so its pullback is that rule's."""
 
-    candidates: tuple = ()
-    key: str = ""
-    chosen: Rule | None = None
-    attempts: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(self, candidates: list[Rule], key: str, registry: Registry) -> None:
+        self.candidates = tuple(candidates)
+        self.key = key
+        self.registry = registry
+        self.chosen: Rule | None = None
+        self.attempts = 0
+        self.lock = threading.Lock()
 
-    @property
-    def checked(self) -> bool:
-        return self.chosen is not None
+    def select(self, wrapped: Wrapped, args: tuple, kwargs) -> Rule:
+        rule = self.chosen
+        if rule is None or self.attempts:
+            with self.lock:
+                rule = self._pick(wrapped, args, kwargs)
+        return rule
 
-    @property
-    def original(self) -> Rule:
-        """The rule in use: the chosen one, or before a check the preferred candidate."""
-        return self.chosen or self.candidates[0]
+    def _pick(self, wrapped: Wrapped, args: tuple, kwargs) -> Rule:
+        if self.chosen is not None and not self.attempts:
+            return self.chosen  # another thread decided while this one waited
+        results: list[CheckResult] = []
+        undecided = None
+        for rule in self.candidates:
+            result = check_call(rule, args, kwargs)
+            if result.status == "error" and result.reason.startswith(NUMPY_RAISED):
+                rule.function(*args, **kwargs)  # the user's own error, as NumPy words it
+            results.append(result)
+            if result.status == "pass":
+                self.registry.record_check(rule.name, rule.source, self.key, "pass")
+                self.chosen, self.attempts, wrapped.status = rule, 0, "pass"
+                return rule
+            if result.status in ("fail", "error"):
+                self.registry.record_check(rule.name, rule.source, self.key, result.status)
+            elif undecided is None:
+                undecided = (rule, result)
+        if undecided is None:
+            raise UnverifiedRuleError(_no_rule_passed(wrapped.name, self.key, results), results)
+        rule, result = undecided
+        self.attempts += 1
+        settled = self.attempts >= ATTEMPTS
+        if settled:
+            self.attempts = 0
+        self.chosen, wrapped.status = rule, "inconclusive"
+        warnings.warn(f"{rule.name}{self.key} from {rule.source} could not be checked at these "
+                      f"inputs: {result.reason}. It is used unverified"
+                      + (" from now on." if settled else "; the next call's inputs are checked."),
+                      UncheckedRuleWarning, stacklevel=5)
+        return rule
 
 
 def choose(candidates: list[Rule], key: str, registry: Registry = REGISTRY) -> Rule:
     """The registry's chooser (see the module docstring)."""
-    first = candidates[0]
-    wrapper = FirstUseRule(**{f.name: getattr(first, f.name) for f in fields(Rule)},
-                           candidates=tuple(candidates), key=key)
-    wrapper.sparse_pullback = wrapper.unary_vjp = None  # its pullback is the chosen rule's
-
-    def forward(args, kwargs):
-        rule = wrapper.chosen
-        if rule is None or wrapper.attempts:
-            with wrapper.lock:
-                rule = _pick(wrapper, args, kwargs, registry)
-        out, residuals = rule.forward(args, kwargs)
-        return out, (rule, residuals)
-
-    def pullback(residuals, g, argnums):
-        rule, inner = residuals
-        return rule.pullback(inner, g, argnums)
-
-    wrapper.forward, wrapper.pullback = forward, pullback
-    return wrapper
+    return wrap(candidates[0], FirstUse(candidates, key, registry))
 
 
-def _pick(wrapper: FirstUseRule, args: tuple, kwargs, registry: Registry) -> Rule:
-    if wrapper.chosen is not None and not wrapper.attempts:
-        return wrapper.chosen  # another thread decided while this one waited
-    results: list[CheckResult] = []
-    undecided = None
-    for rule in wrapper.candidates:
-        result = check_call(rule, args, kwargs)
-        if result.status == "error" and result.reason.startswith(NUMPY_RAISED):
-            rule.function(*args, **kwargs)  # the user's own error, as NumPy words it
-        results.append(result)
-        if result.status == "pass":
-            registry.record_check(rule.name, rule.source, wrapper.key, "pass")
-            wrapper.chosen, wrapper.attempts, wrapper.status = rule, 0, "pass"
-            return rule
-        if result.status in ("fail", "error"):
-            registry.record_check(rule.name, rule.source, wrapper.key, result.status)
-        elif undecided is None:
-            undecided = (rule, result)
-    if undecided is None:
-        raise UnverifiedRuleError(_no_rule_passed(wrapper, results), results)
-    rule, result = undecided
-    wrapper.attempts += 1
-    settled = wrapper.attempts >= ATTEMPTS
-    if settled:
-        wrapper.attempts = 0
-    wrapper.chosen, wrapper.status = rule, "inconclusive"
-    warnings.warn(f"{rule.name}{wrapper.key} from {rule.source} could not be checked at these "
-                  f"inputs: {result.reason}. It is used unverified"
-                  + (" from now on." if settled else "; the next call's inputs are checked."),
-                  UncheckedRuleWarning, stacklevel=4)
-    return rule
-
-
-def _no_rule_passed(wrapper: FirstUseRule, results: list[CheckResult]) -> str:
-    lines = [f"no rule for {wrapper.name}{wrapper.key} passed its check at these inputs, so "
+def _no_rule_passed(name: str, key: str, results: list[CheckResult]) -> str:
+    lines = [f"no rule for {name}{key} passed its check at these inputs, so "
              "none is used (a wrong gradient is never returned):"]
     lines += [f"  {r.source}: {r.status}: {r.reason}" for r in results]
     sources = [r.source for r in results]
@@ -123,7 +103,7 @@ def _no_rule_passed(wrapper: FirstUseRule, results: list[CheckResult]) -> str:
         "function at your inputs, at this exact configuration (keywords and static "
         "arguments). What to do: call the function with a configuration a source supports "
         "(compat_matrix.md lists what passes), install or prefer another source "
-        f"(source='NAME', or rulebridge.prefer({wrapper.name}, 'NAME'); tried: "
+        f"(source='NAME', or rulebridge.prefer({name}, 'NAME'); tried: "
         f"{', '.join(sources)}), or report the failure to the source's authors. "
         "rulebridge.trust() uses unverified rules unchecked, at your own risk.")
     return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""The one way rulebridge wraps a rule: `wrap(rule, policy)`.
+
+A wrapped rule stands for another (or, before a choice, for one of several) and runs a `Policy`
+around its forward and pullback. Three policies exist, each data beside the rule it wraps:
+
+- debug mode's full contract checks (`rulebridge/checking/debug.py`), which pair residuals with
+  snapshots and check the pullback against them;
+- check-on-first-use (`rulebridge/checking/firstuse.py`), which picks one of several candidates
+  by checking them at the first inputs a key is used at;
+- `import_rule`'s verification (`rulebridge/import_rule.py`), which compares and checks the rule
+  once per signature and static keywords, and otherwise leaves the rule as it is.
+
+A policy that keeps the rule's own residuals and pullback (`passes_through`) keeps the rule's fast
+forms too (`sparse_pullback`, `unary_vjp`); any other hides them, so the sweep always calls the
+policy's pullback. Since a wrapped forward is not a `CallForward`, the engine never runs the
+wrapped rule's function inline past the policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..rules.rule import Rule
+
+
+class Policy:
+    """What a wrapped rule does around the rule it stands for. This base does nothing."""
+
+    # True when `forward` returns the chosen rule's own residuals and the rule's pullback can
+    # take them: the wrapped rule then keeps that pullback and its fast forms.
+    passes_through = False
+
+    def select(self, wrapped: "Wrapped", args: tuple, kwargs) -> Rule:
+        """The rule that runs this call (a choice among candidates, or the one wrapped)."""
+        raise NotImplementedError
+
+    def forward(self, rule: Rule, args: tuple, kwargs) -> tuple[Any, Any]:
+        return rule.forward(args, kwargs)
+
+    def pullback(self, rule: Rule, residuals: Any, g: Any, argnums: tuple) -> Any:
+        return rule.pullback(residuals, g, argnums)
+
+
+@dataclass(eq=False, repr=False)
+class Wrapped(Rule):
+    """A rule whose forward and pullback run `policy` (see the module's docstring). Its other
+    fields are those of the rule it stands for, so errors, listings and the status read as
+    that rule's."""
+
+    policy: Policy | None = None
+
+
+def wrap(rule: Rule, policy: Policy, **changes: Any) -> Wrapped:
+    """`rule` behind `policy`: a `Wrapped` with `rule`'s fields (or `changes` to them).
+
+    Parameters
+    ----------
+    rule : Rule
+        The rule wrapped; with a policy that chooses among candidates, the preferred one.
+    policy : Policy
+        What runs around each forward and pullback.
+    **changes
+        Fields of the wrapped rule that differ from `rule`'s (``notes=...``).
+
+    Returns
+    -------
+    Wrapped
+    """
+    values = {f.name: getattr(rule, f.name) for f in fields(Rule)}
+    values.update(changes)
+    wrapped = Wrapped(**values, policy=policy)
+    if policy.passes_through:
+        def forward(args, kwargs):
+            return policy.forward(policy.select(wrapped, args, kwargs), args, kwargs)
+
+        wrapped.forward = forward
+        return wrapped
+
+    def forward(args, kwargs):
+        chosen = policy.select(wrapped, args, kwargs)
+        out, residuals = policy.forward(chosen, args, kwargs)
+        return out, (chosen, residuals)
+
+    def pullback(residuals, g, argnums):
+        chosen, inner = residuals
+        return policy.pullback(chosen, inner, g, argnums)
+
+    wrapped.forward, wrapped.pullback = forward, pullback
+    wrapped.sparse_pullback = wrapped.unary_vjp = None  # the sweep calls the policy's pullback
+    return wrapped
