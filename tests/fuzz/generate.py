@@ -190,7 +190,7 @@ def _acceptable(value) -> bool:
 
 def _input(draw, dtype, rng):
     kind = draw(st.sampled_from(["array", "array", "array", "array", "0-d", "numpy scalar",
-                                 "python float"]))
+                                 "python float", "zero-length axis"]))
     if kind == "python float":
         return float(rng.normal())
     if kind == "numpy scalar":
@@ -198,8 +198,10 @@ def _input(draw, dtype, rng):
     if kind == "0-d":
         return np.asarray(rng.normal(), dtype=dtype)
     ndim = draw(st.integers(1, 3))
-    shape = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
-    return rng.normal(size=shape).astype(dtype)
+    shape = [draw(st.integers(1, 4)) for _ in range(ndim)]
+    if kind == "zero-length axis":  # no elements: writes and views of it must still work
+        shape[draw(st.integers(0, ndim - 1))] = 0
+    return rng.normal(size=tuple(shape)).astype(dtype)
 
 
 @st.composite

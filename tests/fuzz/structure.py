@@ -19,7 +19,7 @@ def reshape(b):
     if a is None:
         return False
     size = np.size(b.value(a))
-    factors = [d for d in range(1, size + 1) if size % d == 0]
+    factors = [d for d in range(1, size + 1) if size % d == 0] or [1]  # size 0: (0,), (1, 0)
     first = b.choice(factors)
     shape = b.choice([(size,), (first, size // first), (size // first, 1, first), (-1, first)])
     form = b.choice(["np.reshape({a}, {s})", "{a}.reshape({s})"])
@@ -75,15 +75,22 @@ def index(b):
         return False
     shape = np.shape(b.value(a))
     n = shape[0]
-    forms = [f"{{a}}[{b.integer(-n, n - 1)}]", f"{{a}}[{b.integer(0, n - 1)}:]", "{a}[::-1]",
-             "{a}[::2]", "{a}[..., -1]", f"{{a}}[[{b.integer(0, n - 1)}, {b.integer(0, n - 1)}, "
-             f"{b.integer(0, n - 1)}]]"]
+    # Positions only along axes that have them; slices that select nothing (a zero-length
+    # value, then a zero-length write or reduction) are drawn too.
+    forms = [f"{{a}}[{b.integer(0, n)}:]", "{a}[::-1]", "{a}[::2]"]
+    if shape[-1]:
+        forms.append("{a}[..., -1]")
+    if n:
+        forms += [f"{{a}}[{b.integer(-n, n - 1)}]", f"{{a}}[[{b.integer(0, n - 1)}, "
+                  f"{b.integer(0, n - 1)}, {b.integer(0, n - 1)}]]"]
     if len(shape) >= 2:
-        forms += ["{a}[:, 1:]", f"{{a}}[{b.integer(0, n - 1)}, ::-1]", "{a}[1:, :1]"]
+        forms += ["{a}[:, 1:]", "{a}[1:, :1]"]
+        if n:
+            forms.append(f"{{a}}[{b.integer(0, n - 1)}, ::-1]")
     if b.coin():
         mask = b.const(shape, "mask")
         forms.append(f"{{a}}[{mask}]")
-    if b.coin():
+    if n and b.coin():
         idx = b.const((b.integer(1, 5), n), "index")
         forms.append(f"{{a}}[{idx}]")
     return b.emit(f"{{out}} = {b.choice(forms).format(a=a)}")

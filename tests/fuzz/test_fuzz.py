@@ -1,9 +1,12 @@
 """Random NumPy programs: every rulebridge gradient equals float64 finite differences, or
 rulebridge refuses with one of its own errors. Never a silently wrong number."""
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from .catalog import STEPS
+from .generate import Builder
 from .runner import fuzz
 
 DEFAULT_PROGRAMS = 40
@@ -34,3 +37,27 @@ def test_random_programs_keep_every_rule_contract_in_debug_mode():
 def test_four_hundred_random_programs_keep_every_rule_contract_in_debug_mode():
     tally = fuzz(DEBUG_PROGRAMS[1], checked=True)
     assert not any(o.startswith("error:RuleContract") for o in tally.outcomes), tally.outcomes
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (1, 1), (2, 0, 2), (1, 0)], ids=str)
+def test_every_statement_draws_on_values_with_zero_length_axes(shape):
+    """Each catalog entry, applied to a value with a zero-length axis (or whose slices have
+    none), emits a statement NumPy runs or declines: the generator itself never raises, and
+    every kind of write is drawn on such values."""
+    emitted = set()
+
+    @settings(max_examples=8, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def each_statement(data):
+        for name in sorted(STEPS):
+            builder = Builder(data.draw, np.float64)
+            x = np.arange(float(np.prod(shape))).reshape(shape) + 0.5
+            builder.inputs["x0"] = builder.env["x0"] = x
+            builder.vars.append("x0")
+            if STEPS[name](builder):
+                emitted.add(name)
+
+    each_statement()
+    missing = {name for name in STEPS if name.startswith("write.")} - emitted
+    assert not missing, missing

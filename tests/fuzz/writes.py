@@ -22,12 +22,22 @@ def _target(b):
 
 
 def _index(b, shape):
+    """An index of a value of `shape` to write through. A zero-length axis has no position, so
+    only slices are drawn for it, and slices that select nothing are drawn for every axis: a
+    write through them writes nothing, and must still work."""
     n = shape[0]
-    positions = sorted({b.integer(0, n - 1), b.integer(0, n - 1)})  # distinct: see MutationError
-    forms = [f"{b.integer(0, n - 1)}", f"{b.integer(0, n - 1)}:", "::2", "...", "::-1",
-             f"[{', '.join(map(str, positions))}]"]
+    forms = ["::2", "...", "::-1", f"{b.integer(0, n)}:"]
+    if n:
+        positions = sorted({b.integer(0, n - 1), b.integer(0, n - 1)})  # distinct: MutationError
+        forms += [f"{b.integer(0, n - 1)}", f"[{', '.join(map(str, positions))}]"]
     if len(shape) >= 2:
-        forms += [f":, {b.integer(0, shape[1] - 1)}", f"{b.integer(0, n - 1)}, 1:", "..., 0"]
+        forms.append(f":, {b.integer(0, shape[1])}:")
+        if shape[1]:
+            forms.append(f":, {b.integer(0, shape[1] - 1)}")
+        if n:
+            forms.append(f"{b.integer(0, n - 1)}, 1:")
+        if shape[-1]:
+            forms.append("..., 0")
     return b.choice(forms)
 
 
