@@ -97,7 +97,7 @@ class JitPullbacks:
                 for position, value in zip(diff, diff_leaves):
                     full[position] = value
                 args, kwargs = thaw_call(static_args, static_kwargs, full)
-                return _used_outputs(function(*args, **kwargs), used, name)
+                return _used_outputs(call_as_numpy(function, args, kwargs), used, name)
 
             out, vjp = jax.vjp(of_diff, *(leaves[p] for p in diff))
             cts = vjp(_output_cotangent(out, cotangent, used is not None, name))
@@ -105,6 +105,50 @@ class JitPullbacks:
 
         return jax.jit(pullback)
 
+
+
+def call_as_numpy(function: Callable, args: tuple, kwargs: dict):
+    """`function(*args, **kwargs)`, where a list (then also a tuple) of numbers is read as
+    NumPy reads an array_like, as an array: JAX refuses a sequence where NumPy converts it
+    (`np.take(x, [0, 2, 2])`, `np.percentile(x, [25.0, 75.0])`, `np.where([...], x, y)`) but
+    takes one where NumPy reads a sequence (shapes, axes, `reps`), so sequences are converted
+    only when JAX refused the call as given. Runs while `jax.jit` traces, not per call."""
+    try:
+        return function(*args, **kwargs)
+    except TypeError as refused:
+        for kinds in ((list,), (list, tuple)):
+            found: list = []
+            new_args = _arrays_for(args, kinds, found)
+            new_kwargs = {k: _arrays_for(v, kinds, found) for k, v in kwargs.items()}
+            if not found:
+                continue
+            try:
+                return function(*new_args, **new_kwargs)
+            except TypeError:
+                continue
+        raise refused
+
+
+def _arrays_for(value, kinds: tuple, found: list):
+    """`value` with each sequence of one of `kinds` that holds numbers only (nested or not) as
+    a JAX array (each appended to `found`); sequences of arrays (concatenate's, choose's) stay
+    sequences of their items."""
+    if type(value) not in kinds and type(value) is not tuple:
+        return value
+    if type(value) in kinds and _numbers_only(value):
+        found.append(value)
+        try:
+            return np.asarray(value)  # static numbers stay concrete (repeat's counts, delete's)
+        except TypeError:  # leaves among them: traced by jax.jit
+            return jnp.asarray(value)
+    return type(value)(_arrays_for(item, kinds, found) for item in value)
+
+
+def _numbers_only(sequence) -> bool:
+    return len(sequence) > 0 and all(
+        _numbers_only(item) if type(item) in (list, tuple)
+        else isinstance(item, (bool, int, float, complex, np.number, np.bool_))
+        or (isinstance(item, jax.Array) and item.ndim == 0) for item in sequence)
 
 
 def numpy_forward(function: Callable) -> Callable:
