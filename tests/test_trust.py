@@ -12,6 +12,7 @@ import rulebridge as rb
 from rulebridge import Rule
 
 from .numerical import central_difference
+from .preferred import preferred
 from .test_check_first_use import SignFlippedSin as SignFlipped
 
 RNG = np.random.default_rng(15)
@@ -78,12 +79,8 @@ class Raising(rb.Adapter):
 
 @pytest.fixture
 def adapter(request):
-    instance = request.param()
-    rb.register_adapter(instance)
-    rb.prefer(np.sin, instance.name)
-    yield instance.name
-    rb.REGISTRY.unregister(instance.name)
-    rb.REGISTRY._per_function.pop(np.sin, None)
+    with preferred(request.param(), np.sin) as name:
+        yield name
 
 
 # Keys no shipped status covers, one per adapter: a verdict is kept per process and key.

@@ -14,8 +14,8 @@ import numpy as np
 from ..errors import RuleContractError
 from ..rules.rule import SparseCotangent
 from ..rules.signature import format_signature
+from .fallback import pullback_raised
 from .hooks import Effect
-from .protect import WROTE_INTO_INPUT, is_read_only_write
 from .tape import Tape, as_op
 
 _ndarray = np.ndarray
@@ -60,7 +60,8 @@ def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
                 try:
                     ct = unary_vjp(residuals[0], x)(g)
                 except Exception as exc:
-                    raise _pullback_failed(op, exc) from exc
+                    _distribute(cts, owned, op, _FIRST, pullback_raised(tape, op, exc, g, _FIRST))
+                    continue
                 if (type(ct) is _ndarray and type(x) is _ndarray and ct.dtype is x.dtype
                         and ct.shape == x.shape):
                     var = inputs[0]
@@ -80,7 +81,12 @@ def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
             argnums = _TRACED_OF_TWO[inputs[0] is not None, inputs[1] is not None]
         else:
             argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
-        in_cts = _pullback(op, rule, residuals, g, argnums)
+        try:
+            in_cts = (rule.sparse_pullback or rule.pullback)(residuals, g, argnums)
+        except RuleContractError:
+            raise  # already names the rule (debug mode's checks)
+        except Exception as exc:
+            in_cts = pullback_raised(tape, op, exc, g, argnums)
         if argnums is _FIRST and type(in_cts) is tuple and len(in_cts) == 1:
             # The common case inline: one dense cotangent of its argument's exact type.
             ct, primal = in_cts[0], args[0]
@@ -90,24 +96,6 @@ def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
                 continue
         _distribute(cts, owned, op, argnums, in_cts)
     return cts
-
-
-def _pullback(op, rule, residuals, g, argnums):
-    try:
-        return (rule.sparse_pullback or rule.pullback)(residuals, g, argnums)
-    except RuleContractError:
-        raise  # already names the rule (debug mode's checks)
-    except Exception as exc:
-        raise _pullback_failed(op, exc) from exc
-
-
-def _pullback_failed(op, exc: Exception) -> RuleContractError:
-    rule = as_op(op).rule
-    if is_read_only_write(exc):
-        return RuleContractError(f"the pullback of the {rule.source} rule for {_where(op)} "
-                                 f"{WROTE_INTO_INPUT} ({exc})")
-    return RuleContractError(f"the pullback of the {rule.source} rule for {_where(op)} "
-                             f"raised {type(exc).__name__}: {exc}")
 
 
 def _distribute(cts, owned, op, argnums, in_cts) -> None:

@@ -140,6 +140,11 @@ class Rule:
     def name(self) -> str:
         return function_name(self.function)
 
+    def used(self, residuals: Any) -> "Rule":
+        """The rule whose pullback runs on `residuals`, which this rule's forward made: itself
+        (a rule that stands for others, like the check at first use, names the one it chose)."""
+        return self
+
     def describe(self) -> str:
         return f"{self.name}{format_signature(self.signature)} from {self.source}"
 

@@ -1,0 +1,100 @@
+"""A rule whose pullback raises during the sweep, at a key where it was trusted.
+
+A rule is used at a key because a status verified it there (the shipped matrix, or its check at
+an earlier call's inputs); its source's VJP can still raise at other inputs of that key (a value
+or a cotangent it does not handle). That must never reach the user as a crash inside a source.
+The key is marked failed for that source for the rest of the process (the registry then never
+chooses it there), and:
+
+- with `source=None`, the op's cotangents come from the rule the registry now chooses at that
+  key, run on the op's own arguments: its forward, then its pullback. That is sound because the
+  sweep has put every argument back to its value at the forward (it undoes writes as it passes
+  them), and that rule is verified at the key or checked at these arguments before it is used.
+  An `AdapterWarning` says what happened.
+- with a named source, where no other source has a rule, or where the op's arguments are gone
+  (large arrays the tape shed before the sweep: rulebridge/engine/shedding.py), a
+  `RuleContractError` names the function, the key, the source, the exception and the sources to
+  name instead; the next call at the key uses one of them.
+
+A rule that wrote into its read-only input broke the contract: that is reported as such, never
+retried.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ..errors import AdapterWarning, RulebridgeError, RuleContractError
+from ..rules.keys import configuration, format_key
+from .protect import WROTE_INTO_INPUT, is_read_only_write
+from .shedding import LARGE_BYTES
+from .tape import Tape, as_op
+
+
+def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: tuple) -> tuple:
+    """The cotangents of the op `entry`'s traced arguments after its rule's pullback raised
+    `exc`: from the next source's rule at the op's key, or raise the error that explains it."""
+    op = as_op(entry)
+    rule = op.rule.used(op.residuals)
+    config = configuration(rule.function, op.args, op.kwargs)
+    key = format_key(rule.signature, config)
+    if is_read_only_write(exc):
+        raise RuleContractError(f"the pullback of the {rule.source} rule for {rule.name}{key} "
+                                f"{WROTE_INTO_INPUT} ({exc})") from exc
+    what = (f"the pullback of the {rule.source} rule for {rule.name}{key} raised "
+            f"{type(exc).__name__}: {exc}")
+    registry = tape.registry
+    registry.record_check(rule.name, rule.source, key, "error")
+    other = None
+    if tape.source is None and not _shed(tape, op):
+        other = registry.lookup(rule.function, rule.signature, None, config)
+        if other.missing or other.source == rule.source:
+            other = None
+    if other is None:
+        raise RuleContractError(_explained(what, rule, registry, config)) from exc
+    try:
+        _, residuals = other.forward(op.args, op.kwargs)
+        cts = other.pullback(residuals, g, argnums)
+    except RulebridgeError:
+        raise
+    except Exception as second:
+        raise RuleContractError(f"{what}; the {other.source} rule used instead raised "
+                                f"{type(second).__name__}: {second}") from exc
+    warnings.warn(f"{what}, at a key where it was trusted. That key is marked failed for "
+                  f"{rule.source} in this process, and this op's gradient was computed with the "
+                  f"{other.source} rule instead (report the failure to {rule.source}'s authors).",
+                  AdapterWarning, stacklevel=2)
+    return cts
+
+
+def _shed(tape: Tape, op) -> bool:
+    """Were the op's traced arguments replaced by stand-ins before the sweep? (Only tapes that
+    wrote nothing shed, and only arguments of LARGE_BYTES or more.)"""
+    return tape.effects is None and any(
+        type(var) is int and getattr(value, "nbytes", 0) >= LARGE_BYTES
+        for value, var in zip(op.args, op.inputs))
+
+
+def _explained(what: str, rule, registry, config) -> str:
+    others = []
+    for name in map(str, registry.order(rule.function)):
+        if name == rule.source:
+            continue
+        try:
+            found = registry.lookup(rule.function, rule.signature, name, config)
+        except RulebridgeError:
+            continue
+        if not found.missing:
+            others.append(name)
+    if others:
+        say = ", ".join(f"source={name!r}" for name in others)
+        fix = (f"Name another source that has a rule here ({say}, or "
+               f"rulebridge.prefer({rule.name}, {others[0]!r}) for this function alone); with "
+               "source=None the next call at this key uses one")
+    else:
+        fix = ("No other installed source has a rule here: install one, or write the "
+               "computation with functions whose rules work at these inputs")
+    return (f"{what}, at a key where it was trusted. That key is marked failed for "
+            f"{rule.source} in this process. {fix}. Report the failure to {rule.source}'s "
+            "authors.")

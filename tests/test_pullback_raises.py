@@ -1,0 +1,154 @@
+"""A rule that raises inside its pullback during the sweep, at a key where it was trusted (a
+status verified it there, or it passed the check at an earlier call's inputs): never a raw crash.
+The key is marked failed for that source for the process; with `source=None` the op's gradient
+comes from the next source's rule, re-run on the op's own arguments; with a named source, or
+where re-running is not possible, a RuleContractError names the function, the key, the source,
+the exception and the sources to say instead."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import rulebridge as rb
+
+from .numerical import central_difference
+from .preferred import preferred
+
+RNG = np.random.default_rng(4)
+
+
+class Brittle(rb.Adapter):
+    """np.sin, right where the VJP works (|x| <= 1 and |g| <= 5) and raising elsewhere: a
+    source whose VJP does not handle some values at a key it passes its checks at."""
+
+    name = "brittle"
+    unary = False
+    pullbacks = 0
+
+    def version(self):
+        return "0.1"
+
+    def functions(self):
+        return [np.sin]
+
+    def build_rule(self, function, signature):
+        if function is not np.sin:
+            raise rb.Declined("brittle has np.sin only")
+
+        def vjp(x, g):
+            Brittle.pullbacks += 1
+            if np.any(np.abs(x) > 1.0) or np.any(np.abs(g) > 5.0):
+                raise FloatingPointError("brittle_sin_vjp: outside the range it handles")
+            return g * np.cos(x)
+
+        def pullback(residuals, g, argnums):
+            return (vjp(residuals[1][0], g),)
+
+        unary_vjp = (lambda out, x: lambda g: vjp(x, g)) if self.unary else None
+        return rb.Rule(np.sin, signature, rb.CallForward(np.sin), pullback, source=self.name,
+                       source_version="0.1", unary_vjp=unary_vjp)
+
+
+class BrittleUnary(Brittle):
+    """The same, through the sweep's path for `y = f(x)` (autograd's VJP-maker form)."""
+
+    name = "brittle-unary"
+    unary = True
+
+
+@pytest.fixture(params=[Brittle, BrittleUnary], ids=["pullback", "unary_vjp"])
+def brittle(request):
+    """The adapter's name. Verdicts are kept per process and key, and a key is the dtype and
+    ndim: each test below runs at ndims no other test uses (`_fresh`)."""
+    with preferred(request.param(), np.sin) as name:
+        yield name
+
+
+def _program(a):
+    return np.sum(np.sin(a) * a)
+
+
+def _fresh(ndim: int, brittle: str, low: float, high: float, rows: int = 2):
+    shape = (rows, 3) + (1,) * (ndim - 2 + (brittle == BrittleUnary.name))
+    return RNG.uniform(low, high, size=shape)
+
+
+def _key(x) -> str:
+    return rb.format_signature(rb.signature_of((x,)))
+
+
+def _assert_names_everything(text: str, source: str, x) -> None:
+    for part in ("numpy.sin", _key(x), source, "FloatingPointError",
+                 "brittle_sin_vjp: outside the range it handles"):
+        assert part in text, (part, text)
+
+
+def test_after_a_check_passed_a_raising_pullback_falls_back_to_the_next_source(brittle):
+    small = _fresh(13, brittle, -0.9, 0.9)  # a key no shipped status covers
+    before = Brittle.pullbacks
+    g = rb.grad(_program)(small)
+    np.testing.assert_allclose(g, central_difference(_program, (small,)), rtol=1e-6, atol=1e-8)
+    assert Brittle.pullbacks > before  # brittle passed its check and was used
+    assert rb.REGISTRY.checked("numpy.sin", _key(small))[brittle] == "pass"
+
+    large = 3.0 * small
+    with pytest.warns(rb.AdapterWarning) as caught:
+        g = rb.grad(_program)(large)
+    np.testing.assert_allclose(g, central_difference(_program, (large,)), rtol=1e-6, atol=1e-8)
+    text = "\n".join(str(w.message) for w in caught)
+    _assert_names_everything(text, brittle, large)
+    assert "autograd" in text
+    assert rb.REGISTRY.checked("numpy.sin", _key(large))[brittle] == "error"
+
+    before = Brittle.pullbacks
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = rb.grad(_program)(small)  # marked failed: not used again in this process
+    np.testing.assert_allclose(g, np.sin(small) + small * np.cos(small))
+    assert Brittle.pullbacks == before
+
+
+def test_a_verified_key_whose_pullback_raises_in_the_checked_gradient_itself(brittle):
+    # The first call at the key checks brittle at its inputs (it passes: the check's cotangents
+    # are small), and the same gradient's sweep then hands it a cotangent it cannot handle.
+    x = _fresh(15, brittle, -0.9, 0.9)
+
+    def f(a):
+        return np.sum(10.0 * np.sin(a))
+
+    with pytest.warns(rb.AdapterWarning) as caught:
+        g = rb.grad(f)(x)
+    np.testing.assert_allclose(g, 10.0 * np.cos(x), rtol=1e-12)
+    _assert_names_everything("\n".join(str(w.message) for w in caught), brittle, x)
+    assert rb.REGISTRY.checked("numpy.sin", _key(x))[brittle] == "error"
+
+
+def test_a_shipped_pass_whose_pullback_raises_with_a_named_source_says_which_to_use(brittle):
+    x = _fresh(17, brittle, 1.5, 2.0)
+    rb.REGISTRY.set_status("numpy.sin", brittle, _key(x), "pass")  # as the shipped matrix says
+    _, pullback = rb.vjp(np.sin, x, source=brittle)
+    with pytest.raises(rb.RuleContractError) as info:
+        pullback(np.ones_like(x))
+    text = str(info.value)
+    _assert_names_everything(text, brittle, x)
+    assert "source='autograd'" in text and "source='jax'" in text, text
+    assert isinstance(info.value.__cause__, FloatingPointError)
+    with pytest.raises(rb.NoRuleError, match=f"{brittle}: .*earlier in this process"):
+        rb.vjp(np.sin, x / 3.0, source=brittle)
+
+
+def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(brittle):
+    # Large arguments are replaced by stand-ins before the sweep (rulebridge/engine/shedding.py):
+    # another source's rule cannot be run on them, so the call raises, saying what to do.
+    x = _fresh(19, brittle, 1.5, 2.0, rows=3000)  # 72 KB
+    rb.REGISTRY.set_status("numpy.sin", brittle, _key(x), "pass")
+    with pytest.raises(rb.RuleContractError) as info:
+        rb.grad(_program)(x)
+    text = str(info.value)
+    _assert_names_everything(text, brittle, x)
+    assert "source='autograd'" in text, text
+    g = rb.grad(_program)(x)  # the next call uses another source from the start
+    np.testing.assert_allclose(g, np.sin(x) + x * np.cos(x), rtol=1e-12)
