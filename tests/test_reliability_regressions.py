@@ -80,6 +80,9 @@ MASK = RNG.random((3, 4)) < 0.5
     ("prod with a zero", lambda x: np.prod(np.maximum(x, 0.0)) * 2.0, (2,), [0.12, -0.13]),
     ("prod along an axis", lambda x: np.sum(np.prod(x, axis=1, keepdims=True) * C34[:2, :1]),
      (2, 3), [[0.0, 0.5, -1.0], [2.0, 0.0, 0.0]]),
+    # autograd's sinc VJP is 0/0 at exactly 0 (NaN; the fuzzer's np.sinc(np.maximum(x, 0.0))).
+    ("sinc at zero", lambda x: np.sum(np.sinc(x) * C34[0, :3]), (3,), [-0.5, 0.0, 0.7]),
+    ("sinc near zero", lambda x: np.sum(np.sinc(x) * C34[0]), (4,), [1e-9, -3e-4, 2e-3, 0.4]),
 ])
 def test_autograd_rules_fixed_by_corrections(name, f, shape, at):
     x = RNG.normal(size=shape) if at is None else np.array(at)
