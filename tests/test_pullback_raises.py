@@ -152,3 +152,21 @@ def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(britt
     assert "source='autograd'" in text, text
     g = rb.grad(_program)(x)  # the next call uses another source from the start
     np.testing.assert_allclose(g, np.sin(x) + x * np.cos(x), rtol=1e-12)
+
+
+def test_autograd_s_det_at_a_singular_matrix_falls_back_to_jax_s():
+    # autograd's det pullback is det * inv(A).T, and inv raises at a singular matrix, at a key
+    # the shipped matrix verifies; det's gradient there is the adjugate, which JAX's rule gives.
+    # (float32: a key the other tests leave to autograd.)
+    a = np.array([[0.5, 1.25, -0.75], [0.5, -0.25, 1.0], [0.5, 1.25, -0.75]], np.float32)
+    assert rb.lookup(np.linalg.det, rb.signature_of((a,))).status == "pass"
+
+    def f(m):
+        return np.linalg.det(m) * np.float32(2.0)
+
+    expected = central_difference(lambda m: 2.0 * np.linalg.det(m), (a.astype(np.float64),))
+    with pytest.warns(rb.AdapterWarning, match=r"autograd rule for numpy\.linalg\.det\(float32"
+                      r"\[:, :\]\) raised LinAlgError.*jax rule instead"):
+        g = rb.grad(f)(a)
+    np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-5)
+    assert g.dtype == np.float32

@@ -43,7 +43,7 @@ def fuzzing(programs: int, checked: int) -> list[str]:
         f"  gradient equal to finite differences: {tally.outcomes['pass']}; "
         f"clear rulebridge errors: {sum(errors.values())} {dict(sorted(errors.items()))}; "
         f"inconclusive (finite differences near a kink): {tally.outcomes['inconclusive']}; "
-        "silently wrong: 0 (any would have stopped the run)",
+        "silently wrong: 0, changed caller arrays: 0 (any would have stopped the run)",
         f"  in debug mode (every rule boundary checked): {debug.programs} programs, "
         f"{sum(v for k, v in debug.outcomes.items() if 'RuleContract' in k)} contract violations",
         f"  real defects the fuzzer found: {found}, fixed: {fixed} (tests/fuzz/FINDINGS.md)",

@@ -174,8 +174,9 @@ def products(b):
 def spd(b):
     """A symmetric positive definite matrix from a value: then solve, inv, det, slogdet,
     cholesky or eigh of it; also with other values in the triangle cholesky and eigh ignore
-    (their gradient there is zero), and at repeated eigenvalues, singular values (where only
-    the values, not the vectors, have a derivative)."""
+    (their gradient there is zero), at repeated eigenvalues, singular values (where only
+    the values, not the vectors, have a derivative), and the det of a matrix that is singular
+    at the program's inputs."""
     a = _shaped(b)
     if a is None:
         return False
@@ -197,12 +198,23 @@ def spd(b):
                                 f"{eye.format(a=a)})[0] ** 2",
         "repeated_singular_values": f"np.linalg.svd((1.0 + np.sum({a} * {a})) * "
                                     f"{eye.format(a=a)}, full_matrices=False)[1]",
+        "singular_det": f"np.linalg.det({matrix} - {{singular}})",
     }
     name = b.choice(sorted(forms))
+    if name == "singular_det":
+        forms[name] = forms[name].format(singular=b.fixed(_singular_shift(eval(matrix, b.env))))
     margins = ()
     if name.startswith("eig"):
         margins = (lambda env: _eigen_gap(eval(matrix, env)),)
     return b.emit(f"{{out}} = {forms[name]}", margins)
+
+
+def _singular_shift(matrix):
+    """A constant whose subtraction leaves `matrix` singular at these inputs (its last row equal
+    to its first), though not nearby: det's gradient there is the adjugate, not det * inv."""
+    shift = np.zeros_like(matrix)
+    shift[-1] = matrix[-1] - matrix[0] if len(matrix) > 1 else matrix[-1]
+    return shift
 
 
 def _eigen_gap(matrix):

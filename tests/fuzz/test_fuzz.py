@@ -43,7 +43,7 @@ def test_four_hundred_random_programs_keep_every_rule_contract_in_debug_mode():
 def test_every_statement_draws_on_values_with_zero_length_axes(shape):
     """Each catalog entry, applied to a value with a zero-length axis (or whose slices have
     none), emits a statement NumPy runs or declines: the generator itself never raises, and
-    every kind of write is drawn on such values."""
+    every kind of write into a value's elements is drawn on such values."""
     emitted = set()
 
     @settings(max_examples=8, derandomize=True, deadline=None, database=None,
@@ -59,5 +59,10 @@ def test_every_statement_draws_on_values_with_zero_length_axes(shape):
                 emitted.add(name)
 
     each_statement()
-    missing = {name for name in STEPS if name.startswith("write.")} - emitted
+    missing = WRITES_INTO_A_VALUE - emitted
     assert not missing, missing
+
+
+# The writes into a value's own elements (the others need a first axis of 2 to 4 elements).
+WRITES_INTO_A_VALUE = {"write.setitem", "write.augmented", "write.out_argument",
+                       "write.view_write", "write.buffer"}
