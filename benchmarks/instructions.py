@@ -1,6 +1,10 @@
 """Instructions per op of the sin/tanh chain's gradient, counted by valgrind: a figure this
 machine's noise cannot move, to read beside overhead.py's timings.
 
+The "keywords" rows run a chain of alternating `sin(x)` and `cumsum(x, axis=0)`: every other op
+is a call with a keyword argument, whose key (rulebridge/rules/keys.py) the engine normalises,
+so what the keyword path costs per op is measured, not guessed.
+
 Each contestant runs in two processes under `valgrind --tool=callgrind`, both building the same
 N-op chain and running one warm-up gradient; one of them then runs GRADIENTS more. The difference
 of the two totals, divided by N and by GRADIENTS, is what one op of one gradient costs (imports,
@@ -31,24 +35,42 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the child 
 GRADIENTS = 3  # timed gradients, after one warm-up gradient
 
 
+KEYWORDS = ", keywords"  # a contestant's name ending in this runs `keyword_chain`
+
+
+def keyword_chain(xp, n: int):
+    """sum(... cumsum(sin(x), axis=0) ...) with n ops, every other one a keyword call."""
+    sin, cumsum = xp.sin, xp.cumsum
+
+    def f(x):
+        for i in range(n):
+            x = sin(x) if i % 2 == 0 else cumsum(x, axis=0)
+        return xp.sum(x)
+
+    return f
+
+
 def run_contestant(name: str, n: int, gradients: int) -> None:
     """The body a valgrind child runs: one warm-up gradient, then `gradients` more."""
+    program = chain
+    if name.endswith(KEYWORDS):
+        name, program = name.removesuffix(KEYWORDS), keyword_chain
     if name == RULES_ALONE:
         from benchmarks.rules_floor import RulesFloor
 
-        gradient = RulesFloor(chain(np, n), X).run
+        gradient = RulesFloor(program(np, n), X).run
     elif name == "hand-written":
         gradient = lambda: hand_written(X, n)  # noqa: E731
     elif name == "autograd":
         import autograd
         import autograd.numpy as anp
 
-        g = autograd.grad(chain(anp, n))
+        g = autograd.grad(program(anp, n))
         gradient = lambda: g(X)  # noqa: E731
     else:
         import rulebridge as rb
 
-        g = rb.grad(chain(np, n), source=name.removeprefix("rulebridge[").removesuffix("]"))
+        g = rb.grad(program(np, n), source=name.removeprefix("rulebridge[").removesuffix("]"))
         gradient = lambda: g(X)  # noqa: E731
     for _ in range(1 + gradients):
         gradient()
@@ -82,15 +104,21 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not on PATH (Debian: apt-get install valgrind)")
     names = (["hand-written", "autograd", RULES_ALONE]
-             + [f"rulebridge[{s}]" for s in args.sources])
+             + [f"rulebridge[{s}]" for s in args.sources]
+             + ["autograd" + KEYWORDS, RULES_ALONE + KEYWORDS]
+             + [f"rulebridge[{s}]{KEYWORDS}" for s in args.sources])
     per_op = {}
     for name in names:
         extra = instructions(name, args.n, GRADIENTS) - instructions(name, args.n, 0)
         per_op[name] = extra / args.n / GRADIENTS
         print(f"  {name}: {per_op[name]:,.0f} instructions per op", flush=True)
     header = ["contestant", "instructions per op", "/ hand-written", "/ autograd"]
-    rows = [[name, f"{value:,.0f}", f"{value / per_op['hand-written']:.2f}x",
-             f"{value / per_op['autograd']:.2f}x"] for name, value in per_op.items()]
+    rows = []
+    for name, value in per_op.items():
+        keywords = name.endswith(KEYWORDS)  # no hand-written floor for that chain
+        rows.append([name, f"{value:,.0f}",
+                     "-" if keywords else f"{value / per_op['hand-written']:.2f}x",
+                     f"{value / per_op['autograd' + KEYWORDS * keywords]:.2f}x"])
     print(table(header, rows))
 
 

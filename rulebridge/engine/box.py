@@ -101,8 +101,10 @@ class Traced:
         if kwargs:
             if kwargs.get("out") is not None:
                 return self._tape.writes.function_out(self, func, types, args, kwargs)
-            if any(_contains_box(v) for v in kwargs.values()):
-                args, kwargs = _positional(func, args, kwargs)
+            for value in kwargs.values():  # a loop, not any(genexpr): a frame less per call
+                if _contains_box(value):
+                    args, kwargs = _positional(func, args, kwargs)
+                    break
         return self._tape.record(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):

@@ -17,7 +17,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..errors import NestedDifferentiationError, RuleContractError
-from ..rules.keys import Configuration, configuration, keyed
+from ..rules.keys import Configuration, call_shape, configuration, keyed, spelling
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
@@ -31,6 +31,7 @@ from .shedding import LARGE_BYTES, shed_large_values
 _ndarray = np.ndarray
 _new = object.__new__
 _tuple_new = tuple.__new__
+_MAX_CACHED = 50_000  # rules and call shapes per cache: a loop over new settings stops adding
 
 
 class Op(NamedTuple):
@@ -216,14 +217,22 @@ class Tape:
 
     def _rule_for(self, function: Callable, values: tuple, kwargs, inputs: tuple, key) -> tuple:
         """`(rule, args, kwargs, inputs)` for a call not seen under `key`, in the one spelling its
-        key was checked in (rulebridge/rules/keys.py); kept under `key` without configuration."""
-        args, kwargs, signature, config, cached = keyed(function, values, kwargs)
+        key was checked in (rulebridge/rules/keys.py); kept under `key` without configuration,
+        and per call shape with one."""
+        shape = None if key is None else call_shape(function, key, values, kwargs)
+        known = self.rules.get(shape)  # a Spelling (never stored under None)
+        if known is not None:
+            args, kwargs = known.apply(values, kwargs)
+            return known.rule, args, kwargs, inputs + (None,) * len(known.moved)
+        args, normalised, signature, config, cached = keyed(function, values, kwargs)
         rule = self.rules.get(cached) or self._lookup(function, signature, config)
+        if shape is not None and config and len(self.rules) < _MAX_CACHED:
+            self.rules[shape] = spelling(function, values, kwargs, args, normalised, rule)
         if len(args) > len(values):
             inputs += (None,) * (len(args) - len(values))  # moved from keywords: static
         elif key is not None and not config:
             self._rules_by_key[key] = rule
-        return rule, args, kwargs, inputs
+        return rule, args, normalised, inputs
 
     def _lookup(self, function: Callable, signature, config: Configuration = ()) -> Any:
         """A rule the cache did not have: the engine's own (buffer allocation, the write: see

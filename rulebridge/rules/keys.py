@@ -17,12 +17,19 @@ always stands for one behaviour of the rule: the one its check saw. A number tha
 
 `normalise` binds through `inspect.signature` once per function and caches that plan; the
 engine calls it only for calls with keywords or static positional arguments, on the path that
-also computes the full signature, so `ufunc(x)` never gets here.
+also computes the full signature, so `ufunc(x)` never gets here. It then keeps the result per
+*call shape* (`call_shape`: the flat signature, the static values, the keywords' names in the
+order given and their descriptors) as a `Spelling`, so the next call of that shape is one tuple
+lookup. Measured under valgrind (`python -m benchmarks.instructions`, its "keywords" chain of
+alternating `sin(x)` and `cumsum(x, axis=0)`): 61.1k instructions per op before, 53.6k after, so
+about 92k to 77k per keyword call (autograd's rules alone: 28.2k per op); the sin/tanh chain
+stayed at 30.2k.
 """
 
 from __future__ import annotations
 
 import inspect
+from types import MappingProxyType
 from typing import Any, Callable
 
 import numpy as np
@@ -43,6 +50,7 @@ _ARRAY = "<>"  # a descriptor (_ARRAY, spec): the argument counts by its spec, n
 _DTYPE = "dtype"
 _SMALL = 32  # longest tuple or list of static values described by value
 _P = inspect.Parameter
+_NO_KEYWORDS = MappingProxyType({})  # a call whose keywords all moved to positions
 
 
 class _Plan:
@@ -120,6 +128,50 @@ def normalise(function: Callable, args: tuple, kwargs) -> tuple[tuple, Any, Conf
             kwargs = dict(items)
         config += [(name, describe(name, value)) for name, value in items]
     return args, kwargs, tuple(config)
+
+
+class Spelling:
+    """What `normalise` made of one call shape, and the rule found at its key: the keywords it
+    moved to positions (in order) and the order of the others (None: as given). Applying it to
+    another call of that shape gives what `normalise` would, without binding the call again."""
+
+    __slots__ = ("rule", "moved", "order")
+
+    def __init__(self, rule: Any, moved: tuple, order: tuple | None) -> None:
+        self.rule, self.moved, self.order = rule, moved, order
+
+    def apply(self, args: tuple, kwargs) -> tuple[tuple, Any]:
+        moved, order = self.moved, self.order
+        if moved:
+            args = (args + (kwargs[moved[0]],) if len(moved) == 1
+                    else args + tuple([kwargs[name] for name in moved]))
+        if order is not None:
+            kwargs = {name: kwargs[name] for name in order} if order else _NO_KEYWORDS
+        return args, kwargs
+
+
+def spelling(function: Callable, args: tuple, kwargs, normalised: tuple, normalised_kwargs,
+             rule: Any) -> Spelling:
+    """The `Spelling` of a call that `normalise` turned into `(normalised, normalised_kwargs)`."""
+    moved = plan_for(function).names[len(args):len(normalised)]
+    order = None if normalised_kwargs is kwargs else tuple(normalised_kwargs)
+    return Spelling(rule, moved, order)
+
+
+def call_shape(function: Callable, flat_key: tuple, args: tuple, kwargs) -> tuple:
+    """A hashable stand-in for everything `normalise` and the key depend on: `flat_key` (the
+    function and each positional argument's dtype and ndim, or type), the descriptor of each
+    static positional argument and each keyword's name (in the order given) and descriptor."""
+    shape = (flat_key,)
+    for a in args:
+        if type(a) is not _ndarray:  # rare: most static settings come by keyword
+            names = plan_for(function).names
+            shape += tuple([describe(names[i] if i < len(names) else None, a)
+                            for i, a in enumerate(args) if type(a) is not _ndarray])
+            break
+    for name, value in kwargs.items():
+        shape += (name, describe(name, value))
+    return shape
 
 
 def _is_setting(value: Any, name: str | None) -> bool:

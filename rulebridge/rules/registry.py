@@ -361,7 +361,7 @@ class Registry(ShippedStatus):
         seen: dict[int, Rule] = {}
         for cache in list(self._caches.values()):
             for rule in list(cache.values()):
-                if not rule.missing:
+                if isinstance(rule, Rule) and not rule.missing:  # not a call's Spelling
                     seen.setdefault(id(rule), rule)
         return list(seen.values())
 
