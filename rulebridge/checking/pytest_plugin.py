@@ -10,6 +10,8 @@ tests, and a fixture to check your own rules.
   `rulebridge_importers` (a tuple of `importer(source) -> functions`, matrix.Importer): with
   `rulebridge_importers = (rulebridge.scipy.imported,)` the SciPy drop-ins are rows too.
 - `assert_rule`: the fixture form of `rulebridge.assert_rule(func, *args, source=..., **kw)`.
+- `check_grads`: the fixture form of `rulebridge.check_grads(f, *args, ...)`, on each
+  `--rulebridge-source` given (rulebridge/pytest_grads.py: it needs the API, a layer above).
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ from .matrix import DTYPES, SEED, Plan, check_function, row_names
 
 BAD = ("fail", "error", "inconclusive")
 
+# Loaded by pytest beside this plugin: a fixture over the API, which checking may not import.
+pytest_plugins = ["rulebridge.pytest_grads"]
+
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("rulebridge")
     group.addoption("--rulebridge-source", action="append", default=None, metavar="NAME",
-                    help="adapter whose rules the rulebridge_row tests check (repeatable)")
+                    help="adapter whose rules the rulebridge_row tests and the check_grads "
+                         "fixture check (repeatable)")
 
 
 @dataclass(frozen=True)
