@@ -9,6 +9,7 @@ from .api import check_grads, elementwise_grad, grad, jacobian, trace, value_and
 from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning, assert_rule,
                        check_on_first_use, check_rule, trust)
 from .checking import firstuse as _firstuse
+from .checking import gradcheck as _gradcheck
 from .checking import status as _status
 from .checking.debug import debug
 from .checking.debug import enabled as debug_enabled
@@ -127,6 +128,7 @@ def lookup(function: Callable, signature: Signature, source: str | None = None) 
 # a key they do not cover is checked at its first inputs (rulebridge.trust() turns that off).
 REGISTRY.add_status_loader(_status.install)
 _firstuse.install(REGISTRY)
+_gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
 
 __all__ = [
     "GradientCheckError", "check_grads", "elementwise_grad", "flatten", "jacobian",

@@ -147,7 +147,7 @@ def traced_call(args: tuple, kwargs: dict) -> tuple[Any, bool]:
     """`(tape, apart)`: the tape of the first traced value among the arguments (None when there
     is none), and whether the call must be taken apart into leaves."""
     tape, apart = None, False
-    for i, value in enumerate((*args, *kwargs.values())):
+    for value in (*args, *kwargs.values()):
         if type(value) is Traced:
             tape = tape or value._tape
         elif type(value) is _ndarray or value is None or not is_container(value):
@@ -157,11 +157,12 @@ def traced_call(args: tuple, kwargs: dict) -> tuple[Any, bool]:
                 if type(item) is Traced:
                     tape = tape or item._tape
         else:
+            # A container of plain values too: the tape (and a source) takes no dict as an
+            # argument, positional or keyword (a keyword one is moved to its position).
+            apart = True
             box = next((leaf for leaf in tree_flatten(value)[0] if type(leaf) is Traced), None)
             if box is not None:
-                tape, apart = tape or box._tape, True
-            elif i < len(args):
-                apart = True  # a positional container of plain values: leaves of the call too
+                tape = tape or box._tape
     return tape, apart
 
 
@@ -175,15 +176,16 @@ def container_result(out: Any) -> bool:
     return True
 
 
-def _holds_box(value: Any) -> bool:
-    return type(value) is Traced or (is_container(value) and any(
-        type(leaf) is Traced for leaf in tree_flatten(value)[0]))
+def _leaves_of(value: Any) -> bool:
+    """A keyword argument whose leaves are arguments of the LeafCall: a traced value, or a
+    container (a flat list of arrays as well: the tape records it item by item)."""
+    return type(value) is Traced or (value is not None and is_container(value))
 
 
 def record_leaf_call(tape: Any, function: Callable, args: tuple, kwargs: dict) -> Any:
     """Record `function(*args, **kwargs)` on `tape` as one op of its LeafCall; keyword
-    arguments that hold traced values are leaves, the others static."""
-    traced = {k: v for k, v in kwargs.items() if _holds_box(v)}
+    arguments that are traced or containers are leaves, the others static."""
+    traced = {k: v for k, v in kwargs.items() if _leaves_of(v)}
     static = {k: v for k, v in kwargs.items() if k not in traced}
     leaves, structure = tree_flatten((tuple(args), traced))
     call = leaf_call(function, structure)
@@ -209,9 +211,7 @@ def checked_call(function: Callable, args: tuple, kwargs: dict, argnums) -> tupl
     """`check_rule`'s view of a call of an imported function: `(function, args, kwargs,
     argnums, names)` as they are, or as its LeafCall's when its arguments or result are
     containers (`names`: each leaf argument's path, else None)."""
-    tree_kwargs = {k: v for k, v in kwargs.items()
-                   if needs_leaves(v) and any(map(_inexact, tree_flatten(v)[0]))}
-    if not tree_kwargs and not any(map(needs_leaves, args)):
+    if not any(map(needs_leaves, (*args, *kwargs.values()))):
         with np.errstate(all="ignore"):
             try:
                 out = function(*args, **kwargs)
@@ -219,6 +219,7 @@ def checked_call(function: Callable, args: tuple, kwargs: dict, argnums) -> tupl
                 out = None  # the check itself reports NumPy's own error
         if not container_result(out):
             return function, args, kwargs, argnums, None
+    tree_kwargs = {k: v for k, v in kwargs.items() if _leaves_of(v)}
     static = {k: v for k, v in kwargs.items() if k not in tree_kwargs}
     leaves, structure = tree_flatten((tuple(args), tree_kwargs))
     call = leaf_call(function, structure)

@@ -261,3 +261,33 @@ def test_a_namedtuple_and_a_tuple_of_the_same_arrays(source):
     expected = jax_grad(program, (W, b), x)
     assert_tree_close(as_tuple, expected)
     assert_tree_close(tuple(as_layer), expected)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_container_of_plain_arrays_as_a_keyword(source):
+    # params= is a dict of constants: it cannot reach a source as a dict argument, so the call
+    # is taken apart; had it been passed through, the source would decline and the dict result
+    # would have come back as constants (a zero Jacobian).
+    def program(xp, x, params=None):
+        return {"y": xp.sin(x) * params["a"], "s": xp.sum(params["a"] ** 2) * x[0]}
+
+    def plain(x, params=None):  # a signature of its own: params= has a positional slot
+        return program(np, np.asarray(x), {"a": np.asarray(params["a"])})
+
+    f = rb.import_rule(plain, source, equivalent=functools.partial(program, XP[source]))
+    x, a = np.array([0.3, 0.9]), np.array([1.5, -2.0])
+    J = rb.jacobian(lambda x: f(x, params={"a": a}), source=source)(x)
+    with jax.enable_x64(True):
+        expected = jax.jacrev(lambda x: program(jnp, x, params={"a": jnp.asarray(a)}))(
+            jnp.asarray(x))
+    assert_tree_close(J, jax.tree_util.tree_map(np.asarray, expected))
+    assert np.abs(J["y"]).max() > 0.1  # the test can fail
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_dict_result_no_source_can_take_raises_instead_of_being_constant(source):
+    f = rb.import_rule(opaque(lambda np_, x: {"y": np_.sin(x)}), source,
+                       equivalent=lambda x: {"y": XP[source].sin(x)})
+    x = np.array([0.5, 1.0], np.float16)  # a dtype neither source takes
+    with pytest.raises(rb.NoRuleError, match="float16"):
+        rb.grad(lambda x: np.sum(f(x)["y"]), source=source)(x)

@@ -21,6 +21,20 @@ from ..tree import tree_flatten
 from .check import TOLERANCES, _norm
 from .fd import _pair, _random_like, directional, widen
 
+_WHOLE_FUNCTION_CHECK: list[Callable[..., float]] = []  # rulebridge.check_grads, once installed
+
+
+def install(check_grads: Callable[..., float]) -> None:
+    """The package hands down its `check_grads` (the API, a layer above this one) for the
+    pytest plugin's fixture."""
+    _WHOLE_FUNCTION_CHECK[:] = [check_grads]
+
+
+def installed() -> Callable[..., float]:
+    """`rulebridge.check_grads` (the package installs it when it is imported)."""
+    return _WHOLE_FUNCTION_CHECK[0]
+
+
 # (y, pullback) of the function at the given arguments: pullback(ybar) gives one cotangent per
 # differentiated argument, each in the argument's structure.
 PullbackAt = Callable[[tuple], tuple[Any, Callable[[Any], tuple]]]

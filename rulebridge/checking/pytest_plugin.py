@@ -11,23 +11,25 @@ tests, and a fixture to check your own rules.
   `rulebridge_importers = (rulebridge.scipy.imported,)` the SciPy drop-ins are rows too.
 - `assert_rule`: the fixture form of `rulebridge.assert_rule(func, *args, source=..., **kw)`.
 - `check_grads`: the fixture form of `rulebridge.check_grads(f, *args, ...)`, on each
-  `--rulebridge-source` given (rulebridge/pytest_grads.py: it needs the API, a layer above).
+  `--rulebridge-source` given, failing the test with the check's message. The function is the
+  API's, a layer above: the package hands it down (`gradcheck.install`), as it does the
+  registry to the first-use check.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 import pytest
 
+from ..errors import GradientCheckError
 from ..rules.registry import REGISTRY
+from . import gradcheck
 from .check import assert_rule as _assert_rule
 from .matrix import DTYPES, SEED, Plan, check_function, row_names
 
 BAD = ("fail", "error", "inconclusive")
-
-# Loaded by pytest beside this plugin: a fixture over the API, which checking may not import.
-pytest_plugins = ["rulebridge.pytest_grads"]
 
 
 def pytest_addoption(parser) -> None:
@@ -76,3 +78,37 @@ def assert_rule():
     """`assert_rule(func, *example_args, source=None, **kwargs)`: check a rule (or the rule
     rulebridge would use) against finite differences; fails the test with the reason."""
     return _assert_rule
+
+
+class GradientChecker:
+    """`check_grads(f, *args, source=None, **options)`: `rulebridge.check_grads` at these
+    inputs, once per `--rulebridge-source` given (once, with rulebridge's choice of rules,
+    when none is given or `source=` names one); a disagreement fails the test with the worst
+    relative error, the direction and the leaf it is in."""
+
+    def __init__(self, sources: Sequence[str]) -> None:
+        self.sources = tuple(sources)
+
+    def __call__(self, f: Callable[..., Any], *args: Any, source: str | None = None,
+                 **options: Any) -> float:
+        """The worst relative error over the sources checked."""
+        check = gradcheck.installed()
+        worst = 0.0
+        for name in (source,) if source is not None else self.sources or (None,):
+            try:
+                worst = max(worst, check(f, *args, source=name, **options))
+            except GradientCheckError as exc:
+                failure = str(exc) + (f" (source {name!r})" if name else "")
+            else:
+                continue
+            pytest.fail(failure, pytrace=False)  # outside `except`: the message alone
+        return worst
+
+
+@pytest.fixture
+def check_grads(request) -> GradientChecker:
+    """`check_grads(f, *args, source=None, argnums=None, directions=3, seed=0, rtol=None,
+    atol=None)`: fail the test unless rulebridge's gradient of `f` at `args` agrees with float64
+    central differences of `f` (`rulebridge.check_grads`), on each `--rulebridge-source` given;
+    returns the worst relative error."""
+    return GradientChecker(request.config.getoption("rulebridge_source") or ())

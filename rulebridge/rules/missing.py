@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..errors import NoRuleError
+from ..tree import tree_leaves
 from .rule import Rule
 from .signature import Signature, is_differentiable
 
@@ -14,8 +15,8 @@ from .signature import Signature, is_differentiable
 def missing_rule(function: Callable, signature: Signature, message: str) -> Rule:
     def forward(args, kwargs):
         out = function(*args, **kwargs)
-        items = out if isinstance(out, (tuple, list)) else (out,)
-        if any(_can_carry_gradient(item) for item in items):
+        # every leaf: a float inside a dict (or a nested tuple) the function returned counts
+        if any(_can_carry_gradient(item) for item in tree_leaves(out)):
             raise NoRuleError(message)
         return out, None
 
