@@ -77,17 +77,23 @@ def run_contestant(name: str, n: int, gradients: int) -> None:
 
 
 def instructions(name: str, n: int, gradients: int) -> int:
+    return count_instructions(["benchmarks.instructions", "--child", name, "--n", str(n),
+                               "--gradients", str(gradients)])
+
+
+def count_instructions(module_and_args: list[str]) -> int:
+    """Instructions valgrind counts for `python -m MODULE ARGS...`, run from the repository."""
     result = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         "-m", "benchmarks.instructions", "--child", name, "--n", str(n), "--gradients",
-         str(gradients)],
+         "-m", *module_and_args],
         capture_output=True, text=True, check=True, cwd=ROOT,
         # The same dict layouts in every child, and no idle BLAS workers spinning (they count).
         env={**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1",
              "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     match = re.search(r"Collected : (\d+)", result.stderr)
     if match is None:
-        raise RuntimeError(f"valgrind printed no instruction count for {name}:\n{result.stderr}")
+        raise RuntimeError(f"valgrind printed no instruction count for {module_and_args}:\n"
+                           f"{result.stderr}")
     return int(match.group(1))
 
 
