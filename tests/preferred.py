@@ -1,4 +1,4 @@
-"""A test adapter registered in this process and preferred for one function, for one block."""
+"""Test adapters registered in this process and preferred for one function, for one block."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import rulebridge as rb
 
 
 @contextlib.contextmanager
-def preferred(adapter: rb.Adapter, function: Callable) -> Iterator[str]:
-    """Register `adapter`, prefer it for `function`; afterwards the process is as it was."""
-    rb.register_adapter(adapter)
-    rb.prefer(function, adapter.name)
+def preferred(function: Callable, *adapters: rb.Adapter) -> Iterator[str]:
+    """Register `adapters`, prefer them for `function` in that order; afterwards the process is
+    as it was. Yields the first one's name."""
+    for adapter in adapters:
+        rb.register_adapter(adapter)
+    rb.prefer(function, *(adapter.name for adapter in adapters))
     try:
-        yield adapter.name
+        yield adapters[0].name
     finally:
-        rb.REGISTRY.unregister(adapter.name)
+        for adapter in adapters:
+            rb.REGISTRY.unregister(adapter.name)
         rb.REGISTRY._per_function.pop(function, None)

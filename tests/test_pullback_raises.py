@@ -16,6 +16,7 @@ import rulebridge as rb
 
 from .numerical import central_difference
 from .preferred import preferred
+from .test_check_first_use import SignFlippedSin
 
 RNG = np.random.default_rng(4)
 
@@ -63,7 +64,7 @@ class BrittleUnary(Brittle):
 def brittle(request):
     """The adapter's name. Verdicts are kept per process and key, and a key is the dtype and
     ndim: each test below runs at ndims no other test uses (`_fresh`)."""
-    with preferred(request.param(), np.sin) as name:
+    with preferred(np.sin, request.param()) as name:
         yield name
 
 
@@ -124,6 +125,25 @@ def test_a_verified_key_whose_pullback_raises_in_the_checked_gradient_itself(bri
     np.testing.assert_allclose(g, 10.0 * np.cos(x), rtol=1e-12)
     _assert_names_everything("\n".join(str(w.message) for w in caught), brittle, x)
     assert rb.REGISTRY.checked("numpy.sin", _key(x))[brittle] == "error"
+
+
+def test_the_source_marked_failed_is_the_candidate_the_check_chose():
+    # The preferred source fails its check at first use, brittle (next) passes and is used,
+    # then raises in the sweep: brittle is named and marked failed, not the preferred one.
+    x = _fresh(21, Brittle.name, -0.9, 0.9)
+
+    def f(a):
+        return np.sum(10.0 * np.sin(a))
+
+    with preferred(np.sin, SignFlippedSin(), Brittle()):
+        with pytest.warns(rb.AdapterWarning) as caught:
+            g = rb.grad(f)(x)
+    np.testing.assert_allclose(g, 10.0 * np.cos(x), rtol=1e-12)
+    text = "\n".join(str(w.message) for w in caught)
+    _assert_names_everything(text, Brittle.name, x)
+    assert SignFlippedSin.name not in text, text
+    verdicts = rb.REGISTRY.checked("numpy.sin", _key(x))
+    assert verdicts[Brittle.name] == "error" and verdicts[SignFlippedSin.name] == "fail"
 
 
 def test_a_shipped_pass_whose_pullback_raises_with_a_named_source_says_which_to_use(brittle):

@@ -79,7 +79,7 @@ class Raising(rb.Adapter):
 
 @pytest.fixture
 def adapter(request):
-    with preferred(request.param(), np.sin) as name:
+    with preferred(np.sin, request.param()) as name:
         yield name
 
 

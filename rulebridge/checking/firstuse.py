@@ -87,12 +87,6 @@ class FirstUse(Policy):
                       UncheckedRuleWarning, stacklevel=5)
         return rule
 
-    def used(self, residuals) -> Rule:
-        """The candidate an op recorded with: its residuals are `(that rule, its residuals)`
-        (under debug mode's checks, packed once more)."""
-        inner = residuals[0] if type(residuals) is tuple and residuals else None
-        return inner if isinstance(inner, Rule) else self.original
-
 
 def choose(candidates: list[Rule], key: str, registry: Registry = REGISTRY) -> Rule:
     """The registry's chooser (see the module docstring)."""

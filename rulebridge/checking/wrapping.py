@@ -50,6 +50,14 @@ class Wrapped(Rule):
 
     policy: Policy | None = None
 
+    def used(self, residuals: Any) -> Rule:
+        """The rule whose pullback runs on `residuals`: the policy's choice, which `forward`
+        paired them with (and what that rule used in turn)."""
+        if self.policy is None or self.policy.passes_through:
+            return self
+        chosen, inner = residuals
+        return chosen.used(inner)
+
 
 def wrap(rule: Rule, policy: Policy, **changes: Any) -> Wrapped:
     """`rule` behind `policy`: a `Wrapped` with `rule`'s fields (or `changes` to them).
