@@ -129,10 +129,17 @@ def _edges(b):
 
 
 def _subscripts(b):
+    """einsum's subscripts and trace's axes on a square matrix: a square value of the program,
+    or one made of a value's first n * n elements (square values are rare otherwise)."""
     a = b.var(lambda v: np.ndim(v) == 2 and np.shape(v)[0] == np.shape(v)[1] >= 2)
-    if a is None:
-        return False
-    n = np.shape(b.value(a))[0]
+    if a is not None:
+        n = np.shape(b.value(a))[0]
+    else:
+        a = b.var(lambda v: np.size(v) >= 4)
+        if a is None:
+            return False
+        n = min(int(np.sqrt(np.size(b.value(a)))), 4)
+        a = f"np.reshape(np.ravel({a})[:{n * n}], ({n}, {n}))"
     v = b.partner((n,), grow=False)
     call = b.choice([
         "np.einsum('ii->', {a})", "np.einsum('ij->j', {a})", "np.einsum('ii,i->', {a}, {v})",
