@@ -22,6 +22,17 @@ def test_python_block_runs_as_written(program):
     run_program(README, program, cwd=ROOT)
 
 
+def test_every_fenced_block_says_its_language():
+    """A python block fenced without its language (or as ```py) would never be run by the test
+    above: every block is python (run), bash (checked below) or text (a listing, a tape)."""
+    opening = False
+    for number, line in enumerate(README.read_text().split("\n"), 1):
+        if line.startswith("```"):
+            opening = not opening
+            assert not opening or line.strip() in ("```python", "```bash", "```text"), \
+                f"README.md:{number}: {line.strip()!r}: fence a block as python, bash or text"
+
+
 def test_set_up_is_the_virtual_environment_then_the_commands_ci_runs():
     text = README.read_text()
     commands = [line.split("#")[0].strip() for _, block in fenced_blocks(README, "bash")
