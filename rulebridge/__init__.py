@@ -22,7 +22,7 @@ from .flat import flatten
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
-from .rules.keys import key_of
+from .rules.keys import key_of, spelled_for
 from .rules.namespaces import dispatched_functions, dispatches
 from .rules.registry import REGISTRY
 from .rules.rule import CallForward, Rule, SparseCotangent, function_name
@@ -145,5 +145,5 @@ __all__ = [
     "import_rule", "is_differentiable", "key_of", "lookup",
     "lower_triangle_cotangent", "measure_rules", "one_triangle_call", "parse_signature",
     "prefer", "reads_one_triangle", "register_adapter", "rules", "signature_of", "spec_of",
-    "trace", "triangle_read", "trust", "value_and_grad", "vjp",
+    "spelled_for", "trace", "triangle_read", "trust", "value_and_grad", "vjp",
 ]

@@ -22,6 +22,7 @@ from .checking import UncheckedRuleWarning
 from .checking.check import check_call
 from .checking.wrapping import Policy, wrap
 from .errors import AdapterError, Declined, ImportRuleError
+from .rules.keys import spelled_for
 from .rules.registry import REGISTRY
 from .rules.rule import Rule, function_name
 from .rules.signature import (INEXACT_KINDS, Signature, SpecInfo, format_signature,
@@ -274,7 +275,8 @@ class _Import:
                                        f"{describe(expected)}")
             labels = self.function.output_paths() if isinstance(self.function, LeafCall) else None
             try:
-                got = self.adapter.evaluate(self.equivalent, args, kwargs)
+                got = self.adapter.evaluate(
+                    self.equivalent, *spelled_for(self.equivalent, self.function, args, kwargs))
             except Exception as exc:
                 raise ImportRuleError(f"{_name(self.equivalent)}, the {self.source} equivalent "
                                       f"of {function_name(self.function)}, raised at {where}: "

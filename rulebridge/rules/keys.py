@@ -280,6 +280,63 @@ def format_settings(config: Configuration) -> str:
     return ", ".join(_setting_text(item) for item in config if item[-2] is not None)
 
 
+def spelled_for(target: Callable, function: Callable, args: tuple, kwargs) -> tuple[tuple, Any]:
+    """A call of `function` in rulebridge's one spelling, spelled for `target`, a source's
+    function that stands for it.
+
+    The call key moves keywords to positions as `function` declares them (`softmax(x, axis=0)`
+    becomes `softmax(x, 0)`), and rules receive that spelling; a source's function may take
+    the same parameter only by keyword (JAX's ``softmax(x, /, *, axis=None)``). Positional
+    arguments past those `target` takes by position are passed by their names in `function`.
+
+    Parameters
+    ----------
+    target : callable
+        The source's function about to be called.
+    function : callable
+        The NumPy or SciPy function the arguments were spelled for.
+    args : tuple
+        Positional arguments.
+    kwargs : mapping
+        Keyword arguments.
+
+    Returns
+    -------
+    tuple
+        ``(args, kwargs)`` for `target`; the same objects when nothing needs to move.
+    """
+    keep = _positional_room(target, function, len(args))
+    if keep == len(args):
+        return args, kwargs
+    names = plan_for(function).names
+    return args[:keep], {**{names[i]: args[i] for i in range(keep, len(args))}, **kwargs}
+
+
+_ROOM: dict = {}
+
+
+def _positional_room(target: Callable, function: Callable, n: int) -> int:
+    """How many of `n` positional arguments spelled for `function` `target` takes by position."""
+    try:
+        room = _ROOM.get((target, function, n))
+    except TypeError:  # an unhashable callable: work it out each time
+        room = None
+    if room is None:
+        params = _parameters(target)
+        room = n
+        if params and not any(p.kind is _P.VAR_POSITIONAL for p in params):
+            plan = plan_for(function)
+            fits = min(n, len(plan_for(target).names))
+            # Only arguments `function` names can move; otherwise the call says what is wrong.
+            if all(i < len(plan.names) and plan.by_keyword[i] for i in range(fits, n)):
+                room = fits
+        try:
+            _ROOM[(target, function, n)] = room
+        except TypeError:
+            pass
+    return room
+
+
 def keyed(function: Callable, values: tuple, kwargs) -> tuple:
     """`(args, kwargs, signature, config, cache key)` of a call: `normalise`, and the key the
     registry's rule caches use."""

@@ -76,7 +76,8 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
         pullbacks = self._pullbacks.get(function)
         if pullbacks is None:
             pullbacks = self._pullbacks[function] = JitPullbacks(
-                meaning.jax, function_name(function), operands=isinstance(function, np.ufunc))
+                meaning.jax, function_name(function), operands=isinstance(function, np.ufunc),
+                numpy_function=function)
         pullback = pullbacks.rule_pullback(meaning.prepare)
         if rulebridge.reads_one_triangle(function):
             pullback = _one_triangle(pullback, function)

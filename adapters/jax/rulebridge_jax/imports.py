@@ -30,8 +30,8 @@ class JaxImports(rulebridge.Adapter):
         key = (function, equivalent)
         pullbacks = self._imported_pullbacks.get(key)
         if pullbacks is None:
-            pullbacks = self._imported_pullbacks[key] = JitPullbacks(equivalent,
-                                                                     function_name(function))
+            pullbacks = self._imported_pullbacks[key] = JitPullbacks(
+                equivalent, function_name(function), numpy_function=function)
         return Rule(function, signature, numpy_forward(function), pullbacks.rule_pullback(),
                     source=self.name, source_version=jax.__version__)
 

@@ -26,6 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import rulebridge
+
 from rulebridge import conform_cotangent
 
 from .arguments import LEAF, freeze_call, is_inexact, thaw_call
@@ -37,8 +39,10 @@ class JitPullbacks:
     """The compiled pullbacks of `jax_function` (which takes NumPy's arguments with NumPy's
     meaning), keyed by everything `jax.jit` must not see as an input."""
 
-    def __init__(self, jax_function: Callable, name: str, operands: bool = False) -> None:
+    def __init__(self, jax_function: Callable, name: str, operands: bool = False,
+                 numpy_function: Callable | None = None) -> None:
         self.jax_function = jax_function
+        self.numpy_function = numpy_function  # whose spelling the arguments come in
         self.name = name
         self.operands = operands  # positional arguments are values only (ufuncs): see freeze_call
         self.compiled: dict[tuple, Callable] = {}
@@ -89,7 +93,7 @@ class JitPullbacks:
         return _assemble(args, argnums, owners, leaf_cts)
 
     def _jit(self, static_args, static_kwargs, diff, used) -> Callable:
-        function, name = self.jax_function, self.name
+        function, name, numpy_function = self.jax_function, self.name, self.numpy_function
 
         def pullback(leaves, cotangent):
             def of_diff(*diff_leaves):
@@ -97,6 +101,8 @@ class JitPullbacks:
                 for position, value in zip(diff, diff_leaves):
                     full[position] = value
                 args, kwargs = thaw_call(static_args, static_kwargs, full)
+                if numpy_function is not None:
+                    args, kwargs = rulebridge.spelled_for(function, numpy_function, args, kwargs)
                 return _used_outputs(call_as_numpy(function, args, kwargs), used, name)
 
             out, vjp = jax.vjp(of_diff, *(leaves[p] for p in diff))
