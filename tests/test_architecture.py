@@ -128,3 +128,25 @@ def test_one_answer_to_is_this_value_differentiable():
             if 'kind in "fc"' in line or "kind in 'fc'" in line or 'kind not in "fc"' in line:
                 spelled.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not spelled, "\n".join(spelled)
+
+
+def test_stored_ops_are_unpacked_by_op_s_field_names():
+    """The tape stores ops as plain tuples in `Op`'s field order (docs/performance.md says why):
+    wherever code unpacks one, it binds Op's field names in that order (`_` for a field it
+    leaves), so the layout is written once, in `Op`, and a reordering cannot go unnoticed."""
+    from rulebridge.engine.op import Op
+
+    fields = Op._fields
+    found = []
+    for path in sorted((ROOT / "rulebridge").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Store)
+                    and len(node.elts) == len(fields)
+                    and all(isinstance(e, ast.Name) for e in node.elts)
+                    and node.elts[0].id in ("rule", "_")):
+                names = tuple(e.id for e in node.elts)
+                found.append(path.name)
+                assert all(n in (f, "_") for n, f in zip(names, fields)), (
+                    f"{path.relative_to(ROOT)}:{node.lineno} unpacks an op as {names}; "
+                    f"Op's fields are {fields}")
+    assert {"sweep.py", "shedding.py", "op.py"} <= set(found)

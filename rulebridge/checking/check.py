@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ImportRuleError
 from ..rules.keys import configuration, format_settings, normalise
 from ..rules.registry import REGISTRY
-from ..rules.rule import Rule, function_name
+from ..rules.rule import CallForward, Rule, function_name
 from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable, signature_of
 from .fd import _pair, _random_like, directional, flat_outputs, widen
 from .result import CheckResult
@@ -363,14 +363,13 @@ def _same_unary_vjp(rule: Rule, args, kwargs, ybar, cts, rtol: float) -> None:
     if (rule.unary_vjp is None or kwargs or len(args) != 1 or type(args[0]) is not np.ndarray
             or isinstance(ybar, (tuple, list))):
         return
-    _, residuals = _call("forward", rule.forward, args, kwargs)
-    try:
-        out, x = residuals[0], residuals[1][0]
-    except (TypeError, IndexError, KeyError):
-        raise _Verdict("error", "it has a unary_vjp, which reads CallForward's residuals "
-                                "(output, (x,), None), but its forward's residuals are a "
-                                f"{type(residuals).__name__} of another form") from None
-    vjp = _call("unary_vjp", rule.unary_vjp, out, x)
+    if type(rule.forward) is not CallForward:
+        raise _Verdict("error", "it has a unary_vjp, which the sweep calls only beside a "
+                                "CallForward forward, on the output and x that CallForward's "
+                                "residuals (output, (x,), None) hold, but its forward is a "
+                                f"{type(rule.forward).__name__}")
+    out, _ = _call("forward", rule.forward, args, kwargs)
+    vjp = _call("unary_vjp", rule.unary_vjp, out, args[0])
     ct = _call("unary_vjp's VJP", vjp, ybar)
     (expected,) = cts
     if type(ct) is not np.ndarray or ct.dtype != expected.dtype or ct.shape != expected.shape:

@@ -10,9 +10,9 @@ around its forward and pullback. Three policies exist, each data beside the rule
 - `import_rule`'s verification (`rulebridge/import_rule.py`), which compares and checks the rule
   once per signature and static keywords, and otherwise leaves the rule as it is.
 
-A policy that keeps the rule's own residuals and pullback (`passes_through`) keeps the rule's fast
-forms too (`sparse_pullback`, `unary_vjp`); any other hides them, so the sweep always calls the
-policy's pullback. Since a wrapped forward is not a `CallForward`, the engine never runs the
+A policy that keeps the rule's own residuals and pullback (`passes_through`) keeps its
+`sparse_pullback` too; any other hides it, so the sweep always calls the policy's pullback. Either
+hides `unary_vjp`, which the sweep calls only beside a `CallForward` forward. Since a wrapped forward is not a `CallForward`, the engine never runs the
 wrapped rule's function inline past the policy.
 """
 
@@ -83,6 +83,7 @@ def wrap(rule: Rule, policy: Policy, **changes: Any) -> Wrapped:
             return policy.forward(policy.select(wrapped, args, kwargs), args, kwargs)
 
         wrapped.forward = forward
+        wrapped.unary_vjp = None  # the sweep calls it only beside a CallForward forward
         return wrapped
 
     def forward(args, kwargs):

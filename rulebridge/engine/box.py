@@ -18,7 +18,6 @@ import numpy as np
 
 from ..errors import TracingError
 from .constants import constant_value, export
-from ..rules.rule import CallForward
 from ..rules.scipy_names import fix_for, scipy_caller
 from ..rules.signature import format_spec, spec_of
 from .surface import NdarraySurface, install as _install_surface
@@ -28,7 +27,6 @@ FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.
 NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 _ndarray = np.ndarray
-_new = object.__new__
 
 
 class Traced:
@@ -55,34 +53,8 @@ class Traced:
         # `first, *rest` rather than `*inputs`: `np.sin(x)` then builds no tuple of its inputs
         # (rest is the shared empty tuple), about 350 instructions of each such op.
         if not rest and not kwargs and method == "__call__":
-            # `ufunc(x)`, x this box: the commonest op, recorded here rather than in Tape.record
-            # (a frame fewer, about 400 instructions). A one-input ufunc's output has x's shape;
-            # when it also has x's dtype it is inexact and as large as x, which was measured when
-            # x was recorded, so Tape.record's checks of the output are already answered.
-            tape = self._tape
-            value = self._value
-            if type(value) is _ndarray:
-                dtype = value.dtype
-                rule = tape.inline_rules.get((ufunc, dtype, value.ndim))  # Tape.record's key
-                if rule is not None and type(rule.forward) is CallForward:
-                    out = rule.forward.function(value)
-                    values = (value,)
-                    if type(out) is not _ndarray or out.dtype is not dtype:
-                        return tape.record_output(rule, values, NO_KWARGS, (self._var,), out,
-                                                  (out, values, None))
-                    # The same lines as in Tape.record: a shared helper costs a frame per op.
-                    var = tape.n_vars
-                    tape.n_vars = var + 1
-                    inputs = tape.last_outputs
-                    if inputs[0] != self._var:
-                        inputs = (self._var,)
-                    outputs = tape.last_outputs = (var,)
-                    tape.entries.append((rule, values, NO_KWARGS, inputs, outputs, None,
-                                         (out, values, None)))
-                    box = _new(Traced)  # Traced(...) as slot stores: __init__ is a frame
-                    box._value, box._var, box._tape = out, var, tape
-                    return box
-            return tape.record(ufunc, (self,), NO_KWARGS)
+            # `ufunc(x)`: the box itself as `args`, Tape.record's tuned branch (kwargs is empty)
+            return self._tape.record(ufunc, self, kwargs)
         inputs = (first, *rest)
         if method != "__call__":
             if method == "at":

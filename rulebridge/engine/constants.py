@@ -44,7 +44,7 @@ class Dependence:
         entries = tape.entries
         independent = tape.writes.independent
         for i in range(self.scanned, len(entries)):
-            rule, _, _, inputs, outputs = entries[i][:5]
+            rule, _, _, inputs, outputs, _, _ = entries[i]
             if independent(rule) and all(v is None for v in inputs[1:]):
                 continue  # a new buffer (a traced fill value would make it depend)
             if _any_depends(inputs, depends):

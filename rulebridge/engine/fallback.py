@@ -29,7 +29,8 @@ from ..errors import AdapterWarning, RulebridgeError, RuleContractError
 from ..rules.keys import configuration, format_key
 from .protect import WROTE_INTO_INPUT, is_read_only_write
 from .shedding import LARGE_BYTES
-from .tape import Tape, as_op
+from .op import as_op
+from .tape import Tape
 
 
 def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: tuple) -> tuple:

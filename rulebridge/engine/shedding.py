@@ -8,11 +8,10 @@ and cache misses on each call (benchmarks/suite.py's kron rows).
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
-from ..rules.rule import CallForward
+from ..rules.rule import CallForward, CallResiduals
+from .op import UNARY
 
 _ndarray = np.ndarray
 LARGE_BYTES = 1 << 16  # below this, keeping an array costs less than shedding it
@@ -28,14 +27,17 @@ def shed_large_values(tape) -> None:
     entries = tape.entries
     for index, (rule, args, kwargs, inputs, outputs, structure,
                 residuals) in enumerate(entries):
-        if not _holds_large(rule, args, residuals):
+        if not _holds_large(rule, args, structure, residuals):
             continue
         forward = rule.forward
-        if type(forward) is CallForward and forward.compact is not None:
+        compact = forward.compact if type(forward) is CallForward else None
+        if structure is UNARY:
+            if compact is None:
+                continue  # its residuals are made from Op.args: x must stay
+            structure, residuals = None, (residuals, args, None)  # CallResiduals' fields
+        if compact is not None:
             argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
-            residuals = forward.compact(residuals, argnums)
-            if rule.unary_vjp is not None:  # it reads CallForward's residuals, now gone
-                rule = dataclasses.replace(rule, unary_vjp=None)
+            residuals = compact(residuals, argnums)
         args = tuple(_stand_in(value) if type(var) is int and _is_large(value) else value
                      for value, var in zip(args, inputs))
         entries[index] = (rule, args, kwargs, inputs, outputs, structure, residuals)
@@ -45,10 +47,14 @@ def _is_large(x) -> bool:
     return type(x) is _ndarray and x.nbytes >= LARGE_BYTES
 
 
-def _holds_large(rule, args: tuple, residuals) -> bool:
-    """A large argument, or a large output kept in a CallForward's residuals `(out, args, kw)`."""
-    return any(_is_large(value) for value in args) or (
-        type(rule.forward) is CallForward and _is_large(residuals[0]))
+def _holds_large(rule, args: tuple, structure, residuals) -> bool:
+    """A large argument, or a large output (what an op in the `UNARY` form keeps in place of
+    residuals, or the output a CallForward's residuals hold)."""
+    if any(_is_large(value) for value in args):
+        return True
+    if structure is UNARY:
+        return _is_large(residuals)
+    return type(rule.forward) is CallForward and _is_large(CallResiduals._make(residuals).output)
 
 
 def _stand_in(array: np.ndarray) -> np.ndarray:

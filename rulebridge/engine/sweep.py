@@ -16,7 +16,8 @@ from ..rules.rule import SparseCotangent
 from ..rules.signature import format_signature
 from .fallback import pullback_raised
 from .hooks import Effect
-from .tape import Tape, as_op
+from .op import UNARY, as_op
+from .tape import Tape
 
 _ndarray = np.ndarray
 _FIRST = (0,)
@@ -44,26 +45,19 @@ def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
     owned: set[int] = set()
     for op in reversed(tape.entries):
         rule, args, kwargs, inputs, outputs, structure, residuals = op
-        if structure is None:
+        if structure is UNARY:  # `y = f(x)` by a CallForward rule; `residuals` holds y
             g = cts.pop(outputs[0], None)
             if g is None:
-                if isinstance(residuals, Effect):  # earlier pullbacks need what it overwrote
-                    residuals.undo()
                 continue
             unary_vjp = rule.unary_vjp
-            if (unary_vjp is not None and type(residuals) is tuple and residuals[2] is None
-                    and len(inputs) == 1 and type(inputs[0]) is int):
-                # `y = f(x)` with residuals `(y, (x,), None)`: the source's VJP called here,
-                # without the pullback's frame around it. x comes from the residuals: Op.args
-                # may hold a stand-in (Tape.shed_large_values).
-                x = residuals[1][0]
+            if unary_vjp is not None:
+                x = args[0]
                 try:
-                    ct = unary_vjp(residuals[0], x)(g)
+                    ct = unary_vjp(residuals, x)(g)
                 except Exception as exc:
                     _distribute(cts, owned, op, _FIRST, pullback_raised(tape, op, exc, g, _FIRST))
                     continue
-                if (type(ct) is _ndarray and type(x) is _ndarray and ct.dtype is x.dtype
-                        and ct.shape == x.shape):
+                if type(ct) is _ndarray and ct.dtype is x.dtype and ct.shape == x.shape:
                     var = inputs[0]
                     if var in cts:  # (not setdefault's `is` test: both can be one array)
                         _accumulate(cts, owned, var, ct)
@@ -71,6 +65,13 @@ def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
                         cts[var] = ct  # the first contribution, kept by reference
                     continue
                 # What unary_vjp gave does not conform: the pullback conforms it.
+            residuals = (residuals, args, None)  # the rule's: CallResiduals' fields
+        elif structure is None:
+            g = cts.pop(outputs[0], None)
+            if g is None:
+                if isinstance(residuals, Effect):  # earlier pullbacks need what it overwrote
+                    residuals.undo()
+                continue
         else:
             g = tuple(None if v is None else cts.pop(v, None) for v in outputs)
             if all(item is None for item in g):

@@ -4,15 +4,15 @@ An op's id is its index in `Tape.ops`. Variables are integers handed out by `Tap
 names the variables it reads (`inputs`, aligned with its positional arguments) and the ones it
 defines (`outputs`). Replacing an op (`Tape.replace`) writes one slot and touches nothing else.
 
-The tape stores each op as a plain tuple in `Op`'s field order (`Tape.entries`): making and
-freeing an instance of a class costs twice what a tuple does, about 1.4k instructions an op on
-the recording path. `Tape.ops` names them: its items are `Op`s.
+The tape stores each op as a plain tuple in `Op`'s field order (`Tape.entries`; why, and the
+`UNARY` form of `y = f(x)`: rulebridge/engine/op.py). `Tape.ops` names them: its items are `Op`s.
+Every op is recorded by `Tape.record`, the one record path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -24,56 +24,14 @@ from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
 from .box import FLAT_SCALARS, NO_KWARGS, Traced
 from .hooks import NO_WRITES, Effects, Writes
 from .listing import format_dot, format_tape
+from .op import UNARY, Op, OpsView
 from .protect import WROTE_INTO_INPUT, CallersArrays, is_read_only_write, read_only
 from .result import bind, substitute_result
 from .shedding import LARGE_BYTES, shed_large_values
 
 _ndarray = np.ndarray
 _new = object.__new__
-_tuple_new = tuple.__new__
 _MAX_CACHED = 50_000  # rules and call shapes per cache: a loop over new settings stops adding
-
-
-class Op(NamedTuple):
-    """One recorded call: `outputs = rule.function(*args, **kwargs)`.
-
-    `inputs[i]` is the variable of positional argument `i` (an int), None for a constant, or a
-    tuple of those for a list/tuple argument. `structure` is None for a single output, otherwise
-    the container type the function returned (tuple, list, or a namedtuple class). The tape keeps
-    ops as plain tuples in this field order, so engine code unpacks them."""
-
-    rule: Any
-    args: tuple
-    kwargs: Any
-    inputs: tuple
-    outputs: tuple
-    structure: Any
-    residuals: Any
-
-
-class OpsView(Sequence):
-    """`Tape.ops`: the tape's ops as `Op`s, read-only; each item is named when it is read, O(1)."""
-
-    __slots__ = ("_entries",)
-
-    def __init__(self, entries: list) -> None:
-        self._entries = entries
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [as_op(entry) for entry in self._entries[index]]
-        return as_op(self._entries[index])
-
-    def __repr__(self) -> str:
-        return f"<{len(self)} ops>"
-
-
-def as_op(entry: tuple) -> Op:
-    """A stored op (a plain tuple, or an Op a user put there) as an Op."""
-    return entry if isinstance(entry, Op) else _tuple_new(Op, entry)
 
 
 class Tape:
@@ -91,8 +49,8 @@ class Tape:
         # pair, the registry's invalidation clears both at once, and a new tape finds the
         # rules earlier tapes used (a small program's gradient paid ~3 us per op for the misses).
         self._rules_by_key: dict = self.rules
-        # The same dict again, for the inline path of `ufunc(x)` in Traced.__array_ufunc__:
-        # `set_guard` empties it, so a guarded tape's every op reaches `record`.
+        # The same dict again, for `record`'s tuned branch (`ufunc(x)`): `set_guard` empties it,
+        # so on a guarded tape every op takes the general branch, where the guard runs.
         self.inline_rules: dict = self.rules
         # The tape's mode, explicit: recording (no guard), recording with every read checked
         # (a tape that wrote: its effects' guard), or finished (a guard that refuses).
@@ -136,84 +94,115 @@ class Tape:
 
     # -- recording (the hot path) -------------------------------------------------------------
 
-    def record(self, function: Callable, args: tuple, kwargs: dict, guarded: bool = True):
+    def record(self, function: Callable, args: tuple | Traced, kwargs, guarded: bool = True):
         """Run `function(*args, **kwargs)` where some args are boxes of this tape; record it.
-        `guarded=False` skips the mode's guard: for ops the guard itself records."""
-        if guarded and self.guard is not None:
-            self.guard(function, args)
-        # Unbox, and spell the signature as a flat key for this tape's own rule cache: an exact
-        # ndarray adds (dtype, ndim), a Python scalar its type. Anything else (a sequence of
-        # boxes, an index, a subclass) leaves `key` None and takes the registry's spelling.
-        if len(args) == 1 and type(args[0]) is Traced:  # x = f(x): most ops
-            box = args[0]
-            if box._tape is not self:
-                raise _foreign_box(function)
-            value = box._value
+        `args` may also be one box of this tape alone, for the call `function(box)` of a
+        one-input ufunc (Traced.__array_ufunc__). `guarded=False` skips the mode's guard: for ops
+        the guard itself records."""
+        # The tuned branch: `ufunc(x)`, the commonest op, which Traced.__array_ufunc__ hands
+        # over as the box itself, so one test enters it (each test of this kind costs about 170
+        # instructions). A one-input ufunc's output of x's dtype is inexact and as large as x,
+        # which was measured when x was recorded, so none of the general branch's checks of the
+        # output is needed; the op is stored in the `UNARY` form (rulebridge/engine/op.py).
+        # Measured on the chain (`python -m benchmarks.instructions`, valgrind, per op): 30,192
+        # with this branch a second copy of the record path in Traced.__array_ufunc__; 30,932
+        # with a shared `push` method called from both; 29,741 as it is now, one path (history:
+        # docs/performance.md).
+        if (type(args) is Traced and type(value := args._value) is _ndarray
+                and (rule := self.inline_rules.get((function, dtype := value.dtype, value.ndim)))
+                is not None and type(forward := rule.forward) is CallForward):
+            out = forward.function(value)
             values = (value,)
-            inputs = (box._var,)
-            if type(value) is _ndarray:
-                key = (function, value.dtype, value.ndim)
-            else:
-                key = (function, type(value)) if type(value) in FLAT_SCALARS else None
+            inputs = self.last_outputs
+            if inputs[0] != args._var:
+                inputs = (args._var,)
+            if type(out) is not _ndarray or out.dtype is not dtype:
+                return self.record_output(rule, values, NO_KWARGS, inputs, out,
+                                          (out, values, None))  # CallResiduals' fields
+            kwargs, structure, residuals = NO_KWARGS, UNARY, out
         else:
-            values = []
-            inputs = []
-            key = (function,)
-            for a in args:
-                if type(a) is Traced:
-                    if a._tape is not self:
-                        raise _foreign_box(function)
-                    inputs.append(a._var)
-                    a = a._value
-                elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
-                    items, item_vars = self._unbox_sequence(function, a)
-                    a = type(a)(items)
-                    inputs.append(item_vars)
+            if type(args) is Traced:
+                args = (args,)
+            if guarded and self.guard is not None:
+                self.guard(function, args)
+            # Unbox, and spell the signature as a flat key for this tape's own rule cache: an exact
+            # ndarray adds (dtype, ndim), a Python scalar its type. Anything else (a sequence of
+            # boxes, an index, a subclass) leaves `key` None and takes the registry's spelling.
+            if len(args) == 1 and type(args[0]) is Traced:  # x = f(x): most ops
+                box = args[0]
+                if box._tape is not self:
+                    raise _foreign_box(function)
+                value = box._value
+                values = (value,)
+                inputs = self.last_outputs  # the previous op's (var,) tuple when it made x
+                if inputs[0] != box._var:
+                    inputs = (box._var,)
+                if type(value) is _ndarray:
+                    key = (function, value.dtype, value.ndim)
                 else:
-                    inputs.append(None)
-                values.append(a)
-                if key is not None:
-                    if type(a) is _ndarray:
-                        key += (a.dtype, a.ndim)
-                    elif type(a) in FLAT_SCALARS:
-                        key += (type(a),)
-                    else:
-                        key = None
-            values = tuple(values)
-            inputs = tuple(inputs)
-        rule = self._rules_by_key.get(key) if not kwargs else None  # keywords: see _rule_for
-        if rule is None:
-            rule, values, kwargs, inputs = self._rule_for(function, values, kwargs, inputs, key)
-        forward = rule.forward
-        if type(forward) is CallForward:  # CallForward.__call__, inline
-            if kwargs:
-                out = forward.function(*values, **kwargs)
-                residuals = (out, values, kwargs)
+                    key = (function, type(value)) if type(value) in FLAT_SCALARS else None
             else:
-                out = forward.function(*values)
-                residuals = (out, values, None)
-                kwargs = NO_KWARGS  # one shared empty mapping, not a dict per op
-        else:
-            if not kwargs:
-                kwargs = NO_KWARGS
-            out, residuals = _call_forward(rule, values, kwargs)
-        if type(out) is _ndarray or isinstance(out, np.generic):
+                values = []
+                inputs = []
+                key = (function,)
+                for a in args:
+                    if type(a) is Traced:
+                        if a._tape is not self:
+                            raise _foreign_box(function)
+                        inputs.append(a._var)
+                        a = a._value
+                    elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
+                        items, item_vars = self._unbox_sequence(function, a)
+                        a = type(a)(items)
+                        inputs.append(item_vars)
+                    else:
+                        inputs.append(None)
+                    values.append(a)
+                    if key is not None:
+                        if type(a) is _ndarray:
+                            key += (a.dtype, a.ndim)
+                        elif type(a) in FLAT_SCALARS:
+                            key += (type(a),)
+                        else:
+                            key = None
+                values = tuple(values)
+                inputs = tuple(inputs)
+            rule = self._rules_by_key.get(key) if not kwargs else None  # keywords: see _rule_for
+            if rule is None:
+                rule, values, kwargs, inputs = self._rule_for(function, values, kwargs, inputs, key)
+            forward = rule.forward
+            structure = None
+            if type(forward) is CallForward:  # CallForward.__call__, inline
+                if kwargs:
+                    out = forward.function(*values, **kwargs)
+                    residuals = (out, values, kwargs)  # CallResiduals' fields
+                else:
+                    out = forward.function(*values)
+                    kwargs = NO_KWARGS  # one shared empty mapping, not a dict per op
+                    if (len(inputs) == 1 and type(inputs[0]) is int
+                            and type(values[0]) is _ndarray):
+                        structure, residuals = UNARY, out
+                    else:
+                        residuals = (out, values, None)  # CallResiduals' fields
+            else:
+                if not kwargs:
+                    kwargs = NO_KWARGS
+                out, residuals = _call_forward(rule, values, kwargs)
+            if type(out) is not _ndarray and not isinstance(out, np.generic):
+                if structure is UNARY:
+                    residuals = (out, values, None)  # CallResiduals' fields
+                return self.record_output(rule, values, kwargs, inputs, out, residuals)
             if out.dtype.kind not in INEXACT_KINDS:
                 return out
             if out.nbytes >= LARGE_BYTES:
                 self.holds_large = True  # see shed_large_values
-            # The same lines as in Traced.__array_ufunc__: a shared helper costs a frame per op.
-            var = self.n_vars
-            self.n_vars = var + 1
-            last = self.last_outputs
-            if len(inputs) == 1 and last[0] == inputs[0]:
-                inputs = last  # `x = f(x)`: the previous op's (var,) tuple, not one more
-            outputs = self.last_outputs = (var,)
-            self.entries.append((rule, values, kwargs, inputs, outputs, None, residuals))
-            box = _new(Traced)  # Traced(...) as slot stores: a Python __init__ is a frame
-            box._value, box._var, box._tape = out, var, self
-            return box
-        return self.record_output(rule, values, kwargs, inputs, out, residuals)
+        var = self.n_vars
+        self.n_vars = var + 1
+        outputs = self.last_outputs = (var,)
+        self.entries.append((rule, values, kwargs, inputs, outputs, structure, residuals))
+        box = _new(Traced)  # Traced(...) as slot stores: a Python __init__ is a frame
+        box._value, box._var, box._tape = out, var, self
+        return box
 
     def _rule_for(self, function: Callable, values: tuple, kwargs, inputs: tuple, key) -> tuple:
         """`(rule, args, kwargs, inputs)` for a call not seen under `key`, in the one spelling its
@@ -245,7 +234,7 @@ class Tape:
         return rule
 
     def record_output(self, rule, values, kwargs, inputs, out, residuals):
-        """Record an op whose output the inline paths leave: several outputs, one that carries
+        """Record an op whose output `record` leaves: several outputs, one that carries
         no gradient (an integer array, a shape, a count), or one of another dtype than a
         one-input ufunc's argument (np.absolute of a complex array, np.isnan)."""
         if isinstance(out, (tuple, list)):
@@ -289,7 +278,7 @@ class Tape:
 
     def set_guard(self, guard: Callable[[Callable, tuple], None]) -> None:
         """Call `guard(function, args)` before every op from now on. `inline_rules` is emptied
-        (and never filled), so Traced.__array_ufunc__'s inline path sends every op to `record`:
+        (and never filled), so `record`'s tuned branch never hits and every op takes the general one:
         an unguarded tape's hot paths carry no check."""
         self.guard = guard
         self.inline_rules = {}

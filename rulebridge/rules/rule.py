@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .signature import Signature, format_signature
 
@@ -63,12 +63,26 @@ def _public_module(module: str, name: str) -> str:
     return module
 
 
+class CallResiduals(NamedTuple):
+    """The residuals of a `CallForward` rule, as its pullback and `compact` receive them: the
+    call's output, its positional arguments, and its keywords (None when it had none).
+
+    The engine makes them as plain tuples in this field order (an instance of this class costs
+    more to make on the hot path), so a pullback reads them by unpacking,
+    ``output, args, kwargs = residuals``, or names them with ``CallResiduals._make(residuals)``.
+    """
+
+    output: Any
+    args: tuple
+    kwargs: Any
+
+
 class CallForward:
     """The forward most imported rules have, as a value the engine recognises: the primal is
-    `function(*args, **kwargs)` and the residuals are `(output, args, kwargs or None)`. The engine
-    runs it inline on its hot path (no call of the forward itself); called as a forward, it does
-    the same. A wrapper that replaces a rule's forward by its own function (debug mode,
-    check-on-first-use) is simply not a `CallForward`, so nothing is ever skipped."""
+    `function(*args, **kwargs)` and the residuals are `CallResiduals` (output, args, kwargs or
+    None). The engine runs it inline on its hot path (no call of the forward itself); called as a
+    forward, it does the same. A wrapped rule (rulebridge/checking/wrapping.py) is simply not a
+    `CallForward`, so its policy always runs."""
 
     __slots__ = ("function", "compact")
 
@@ -83,7 +97,7 @@ class CallForward:
 
     def __call__(self, args: tuple, kwargs) -> "tuple[Any, tuple]":
         out = self.function(*args, **kwargs) if kwargs else self.function(*args)
-        return out, (out, args, kwargs or None)
+        return out, (out, args, kwargs or None)  # CallResiduals' fields, as the engine makes them
 
     def __repr__(self) -> str:
         return f"CallForward({function_name(self.function)})"
@@ -124,9 +138,9 @@ class Rule:
     # Optional: the same pullback, but allowed to return `SparseCotangent`s. The sweep prefers it;
     # checks and everything else use `pullback`, whose cotangents are dense.
     sparse_pullback: Pullback | None = None
-    # Optional: `unary_vjp(output, x)(output_cotangent)` is x's cotangent for a call `f(x)` with
-    # one positional argument and no keywords (autograd's VJP-maker form), for a forward whose
-    # residuals are CallForward's. The sweep calls it on such ops instead of `pullback` and uses
+    # Optional, beside a `CallForward` forward: `unary_vjp(output, x)(output_cotangent)` is x's
+    # cotangent for a call `f(x)` with one positional argument, a traced ndarray, and no keywords
+    # (autograd's VJP-maker form). The sweep calls it on such ops instead of `pullback` and uses
     # what it returns when that is an ndarray of x's shape and dtype; otherwise it calls
     # `pullback`, which must agree (rule checks compare the two).
     unary_vjp: Callable[[Any, Any], Callable[[Any], Any]] | None = None
