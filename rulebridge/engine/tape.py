@@ -104,10 +104,10 @@ class Tape:
         # instructions). A one-input ufunc's output of x's dtype is inexact and as large as x,
         # which was measured when x was recorded, so none of the general branch's checks of the
         # output is needed; the op is stored in the `UNARY` form (rulebridge/engine/op.py).
-        # Measured on the chain (`python -m benchmarks.instructions`, valgrind, per op): 30,192
-        # with this branch a second copy of the record path in Traced.__array_ufunc__; 30,932
-        # with a shared `push` method called from both; 29,741 as it is now, one path (history:
-        # docs/performance.md).
+        # Measured on the chain (`python -m benchmarks.instructions`, valgrind, per op): 30,115
+        # with this branch a second copy of the record path in Traced.__array_ufunc__ (30,932
+        # with a shared `push` method called from both, against 30,192 then); 29,758 as it is
+        # now, one path (history: docs/performance.md).
         if (type(args) is Traced and type(value := args._value) is _ndarray
                 and (rule := self.inline_rules.get((function, dtype := value.dtype, value.ndim)))
                 is not None and type(forward := rule.forward) is CallForward):
