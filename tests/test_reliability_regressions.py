@@ -6,7 +6,7 @@ import pytest
 
 import rulebridge as rb
 
-from .numerical import central_difference
+from .numerical import assert_right_or_raises, central_difference
 
 
 def test_python_float_arithmetic_stays_weak_against_float32():
@@ -103,3 +103,31 @@ def test_gradients_handed_back_are_the_callers_to_modify(source):
     (gy,) = rb.vjp(lambda y: np.reshape(y, (4,)), y, source=source)[1](ybar)
     assert not np.shares_memory(gy, ybar) and not np.shares_memory(gy, y)
     assert gx.flags.writeable and gy.flags.writeable
+
+
+X22 = np.array([[0.1257302210933933, -0.1321048632913019], [0.5, 0.9]])
+NONE_KEPT = np.zeros((2, 2), bool)
+ROW_KEPT = np.array([[False, False], [True, False]])
+INITIAL_WINS = {
+    # every entry masked out: the result is `initial`, a constant (the fuzzer's program)
+    "min, nothing kept": lambda a: np.min(a, where=NONE_KEPT, initial=-0.003) * 0.13,
+    # entries kept, but all beyond initial
+    "max, initial above": lambda a: np.max(a * 2.0, where=ROW_KEPT, initial=3.0),
+    # per axis: initial wins in one column, an entry in the other
+    "max per column": lambda a: np.sum(np.max(a, axis=0, where=ROW_KEPT, initial=0.7,
+                                              keepdims=True) * np.array([[1.0, 2.0]])),
+    "amin per row": lambda a: np.sum(np.amin(a, axis=1, initial=0.0) * np.array([1.0, 3.0])),
+}
+
+
+@pytest.mark.parametrize("source", ["autograd", "jax", None])
+@pytest.mark.parametrize("name", sorted(INITIAL_WINS))
+def test_a_max_or_min_whose_result_is_initial_gives_no_gradient_to_the_entries(name, source):
+    # autograd's VJP divides the cotangent among the entries equal to the result: none is
+    # when `initial` wins, and 0/0 was NaN where NumPy's function is a constant.
+    f = INITIAL_WINS[name]
+    expected = central_difference(f, (X22,))
+    if source is not None:
+        np.testing.assert_allclose(rb.grad(f, source=source)(X22.copy()), expected, atol=1e-9)
+    else:
+        assert_right_or_raises(f, X22, expected, source, atol=1e-9)

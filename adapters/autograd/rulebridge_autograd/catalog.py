@@ -244,6 +244,41 @@ def sinc(x):
     return anp.where(small, 1.0 - t * t / 6.0 + t ** 4 / 120.0, anp.sin(safe) / safe)
 
 
+def _with_initial(name: str, fill: float) -> Callable:
+    """max or min with `initial` (and `where`): autograd's VJP divides the cotangent among the
+    entries equal to the result, so where `initial` is the result (every entry masked out, or
+    all beyond it) it divides by 0: NaN where NumPy's function is the constant `initial`. Here
+    `initial` takes part as an entry of its own, a constant, so the traced entries get 0 there
+    (and at a tie share the cotangent with it, as tied entries share it with each other)."""
+    def reduced(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+        import autograd.numpy as anp
+
+        reduce = getattr(anp, name)
+        if out is not None:
+            raise NotImplementedError(f"np.{name} with out")
+        if initial is None:  # (NumPy has refused a mask without initial)
+            return reduce(a, axis=axis, keepdims=keepdims)
+        if where is not True:
+            a = anp.where(where, a, fill)
+        ndim = anp.ndim(a)
+        axes = tuple(range(ndim)) if axis is None else tuple(
+            sorted(int(d) % ndim for d in np.atleast_1d(axis)))
+        kept = [d for d in range(ndim) if d not in axes]
+        shape = anp.shape(a)
+        flat = anp.reshape(anp.transpose(a, kept + list(axes)),
+                           tuple(shape[d] for d in kept) + (-1,))
+        extra = np.full(tuple(shape[d] for d in kept) + (1,), initial, np.result_type(a))
+        result = reduce(anp.concatenate([flat, extra], axis=-1), axis=-1)
+        if keepdims:
+            result = anp.reshape(result, tuple(1 if d in axes else shape[d] for d in range(ndim)))
+        return result
+
+    return reduced
+
+
 CORRECTIONS: dict[Callable, Callable] = {np.tile: tile, np.where: where, np.outer: outer,
                                          np.broadcast_to: broadcast_to, np.prod: prod,
                                          np.sinc: sinc}
+CORRECTIONS.update({f: _with_initial(name, fill) for f, name, fill in (
+    (np.max, "max", -np.inf), (np.amax, "max", -np.inf), (np.min, "min", np.inf),
+    (np.amin, "min", np.inf))})
