@@ -179,13 +179,32 @@ def _min_adjacent_gap(a):
     return float(np.min(np.diff(s, axis=-1))) if s.shape[-1] > 1 else np.inf
 
 
+def _ties(b):
+    """Exact ties, made by duplicating a value: a max, min, sort or median over both copies
+    splits its cotangent between the tied entries, and the copies' shares must add up to the one
+    element's (a rule that hands each tied entry the whole cotangent doubles the gradient).
+    Distinct entries keep `KINK_MARGIN` apart, as everywhere."""
+    a = b.var(lambda v: np.ndim(v) >= 1 and 0 < 2 * np.size(v) <= 48)
+    if a is None:
+        return False
+    call = b.choice([
+        "np.max(np.concatenate([{a}, {a}]), axis=0)", "np.min(np.stack([{a}, {a} * 1.0]), axis=0)",
+        "np.maximum({a}, {a} + 0.0)", "np.fmin({a}, {a})", "np.amax(np.stack([{a}, {a}]))",
+        "np.sort(np.concatenate([np.ravel({a}), np.ravel({a})]))",
+        "np.median(np.concatenate([np.ravel({a}), np.ravel({a})]))",
+    ])
+    return b.emit(f"{{out}} = {call.format(a=a)}",
+                  (lambda env: _min_adjacent_gap(np.ravel(env[a])),))
+
+
 STEPS = {}
 STEPS.update({f"unary.{name}": _unary(name) for name in UNARY})
 STEPS.update({f"unary.{name}": _unary_kinked(name) for name in UNARY_KINKED})
 STEPS.update({f"binary.{name}": _binary(name) for name in BINARY})
 STEPS.update({f"binary.{name}": _binary(name, kinked=True) for name in BINARY_KINKED})
 STEPS.update({f"reduce.{name}": _reduction(name) for name in REDUCTIONS})
-STEPS.update({"reduce.cumsum": _cumsum, "reduce.norm": _norm, "reduce.sort": _sort})
+STEPS.update({"reduce.cumsum": _cumsum, "reduce.norm": _norm, "reduce.sort": _sort,
+              "reduce.ties": _ties})
 STEPS.update({f"structure.{name}": step for name, step in structure.STEPS.items()})
 STEPS.update({f"write.{name}": step for name, step in writes.STEPS.items()})
 STEPS.update({f"config.{name}": step for name, step in settings.STEPS.items()})
