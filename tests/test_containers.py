@@ -349,3 +349,23 @@ def test_replay_of_empty_containers_and_none():
     assert tape.replay({"a": None}, [], np.array([3.0, 4.0])) == 14.0
     with pytest.raises(TypeError, match=r"args\[1\] is a tuple .* traced with \[\]"):
         tape.replay({"a": None}, (), np.array([3.0, 4.0]))
+
+
+def test_replay_on_random_trees():
+    from .test_import_containers import random_tree, weighted
+
+    program = functools.partial(weighted, np)
+    rng = np.random.default_rng(8)
+    for _ in range(30):
+        tree = random_tree(rng)
+        _, tape = rb.trace(program, tree)
+        leaves, treedef = jax.tree_util.tree_flatten(tree)
+        # New values for every float leaf (a repeated array gets two), ints as traced.
+        new = jax.tree_util.tree_unflatten(treedef, [
+            rng.normal(size=np.shape(leaf)) if isinstance(leaf, np.ndarray) and leaf.dtype.kind
+            == "f" else type(leaf)(rng.normal()) if isinstance(leaf, (float, np.float64))
+            else leaf for leaf in leaves])
+        assert tape.replay(new) == pytest.approx(float(program(new)), rel=1e-12, abs=1e-12)
+        if leaves:
+            with pytest.raises(TypeError, match="tape.replay"):
+                tape.replay([new])

@@ -291,3 +291,73 @@ def test_a_dict_result_no_source_can_take_raises_instead_of_being_constant(sourc
     x = np.array([0.5, 1.0], np.float16)  # a dtype neither source takes
     with pytest.raises(rb.NoRuleError, match="float16"):
         rb.grad(lambda x: np.sum(f(x)["y"]), source=source)(x)
+
+
+def random_tree(rng, depth=0, pool=None):
+    """A random nesting of dict (keys inserted in random order), list, tuple, namedtuple, Pair,
+    None and empty containers over float arrays, Python and NumPy float scalars, ints, int
+    arrays, and arrays that appear twice."""
+    pool = [] if pool is None else pool
+    kind = rng.integers(0, 10) if depth < 3 else 10
+    if kind <= 2:
+        keys = [str(k) for k in rng.permutation(["w", "a", "k", "b"])[:rng.integers(0, 4)]]
+        return {k: random_tree(rng, depth + 1, pool) for k in keys}
+    if kind <= 4:
+        items = [random_tree(rng, depth + 1, pool) for _ in range(rng.integers(0, 3))]
+        return items if kind == 3 else tuple(items)
+    if kind == 5:
+        return Layer(random_tree(rng, depth + 1, pool), random_tree(rng, depth + 1, pool))
+    if kind == 6:
+        return Pair(random_tree(rng, depth + 1, pool), random_tree(rng, depth + 1, pool))
+    if kind == 7:
+        return None
+    choice = rng.integers(0, 6)
+    if choice == 0 and pool:
+        return pool[rng.integers(0, len(pool))]  # the same array again
+    if choice == 1:
+        return float(rng.normal())
+    if choice == 2:
+        return np.float64(rng.normal())
+    if choice == 3:
+        return int(rng.integers(1, 4)) if rng.random() < 0.5 else np.arange(2)
+    leaf = rng.normal(size=tuple(rng.integers(1, 3, size=rng.integers(0, 3))))
+    pool.append(leaf)
+    return leaf
+
+
+def weighted(xp, tree):
+    """Each float leaf through sin, weighted by its place; int leaves scale the total."""
+    leaves = jax.tree_util.tree_leaves(tree)
+    floats = [leaf for leaf in leaves if np.result_type(leaf).kind == "f"]
+    scale = 1 + sum(xp.sum(leaf) for leaf in leaves if np.result_type(leaf).kind == "i")
+    return scale * sum((xp.sum(xp.sin(leaf) * (k + 1)) for k, leaf in enumerate(floats)),
+                       xp.float64(0.0))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_random_trees_against_jax(source):
+    f = rb.import_rule(opaque(weighted), source, equivalent=functools.partial(weighted, XP[source]))
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        tree = random_tree(rng)
+        y, pullback = rb.vjp(f, tree, source=source)
+        assert y == pytest.approx(float(weighted(np, tree)), rel=1e-12)
+        (g,) = pullback(1.0)
+        leaves, treedef = jax.tree_util.tree_flatten(tree)
+        floats = [k for k, leaf in enumerate(leaves) if np.result_type(leaf).kind == "f"]
+
+        def of_floats(*values):
+            full = list(leaves)
+            for k, v in zip(floats, values):
+                full[k] = v
+            return weighted(jnp, jax.tree_util.tree_unflatten(treedef, full))
+
+        with jax.enable_x64(True):
+            expected = jax.grad(of_floats, argnums=tuple(range(len(floats))))(
+                *[jnp.asarray(leaves[k]) for k in floats]) if floats else ()
+        got = treedef.flatten_up_to(g)  # None where the tree has an int leaf
+        assert [got[k] for k in range(len(leaves)) if k not in floats] == \
+            [None] * (len(leaves) - len(floats))
+        for k, e in zip(floats, expected):
+            assert np.shape(got[k]) == np.shape(leaves[k])
+            np.testing.assert_allclose(got[k], np.asarray(e), rtol=1e-10, atol=1e-12)
