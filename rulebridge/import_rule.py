@@ -19,6 +19,7 @@ import numpy as np
 
 from .rules.adapter import Adapter
 from .checking import UncheckedRuleWarning
+from .checking.arguments import traced_argnums, with_traced
 from .checking.check import check_call
 from .checking.wrapping import Policy, wrap
 from .errors import AdapterError, Declined, ImportRuleError
@@ -234,24 +235,29 @@ class _Import:
             except _ContainerResult:
                 continue  # compared at first use, with the result taken apart
 
-    def verify(self, rule: Rule, args: tuple, kwargs: dict) -> None:
-        """At the first use of a signature and keyword arguments: compare outputs, then check
-        the rule against finite differences of the function itself."""
+    def verify(self, rule: Rule, args: tuple, kwargs: dict,
+               argnums: tuple[int, ...] | None = None) -> None:
+        """At the first use of a signature, keyword arguments and traced arguments (`argnums`,
+        None: every differentiable one): compare outputs, then check the rule against finite
+        differences of the function itself in those arguments, the others held constant."""
         self.compare(args, kwargs)
         if not self.check:
             return
-        # A call's leaves: its float scalars are differentiated too, and checked.
-        leaves = isinstance(self.function, LeafCall)
+        full = argnums is None
+        if full and isinstance(self.function, LeafCall):
+            argnums = inexact_positions(args)  # a call's leaves: its float scalars too
         result = check_call(rule, args, kwargs,  # kwargs are the call's, never the check's
-                            argnums=inexact_positions(args) if leaves else None)
-        if result.status in ("pass", "fail", "error"):
+                            argnums=argnums)
+        if result.status in ("pass", "fail", "error") and full:
+            # a verdict in some arguments says nothing of the key as a whole
             REGISTRY.set_status(result.function, self.source, result.signature, result.status)
         if result.status == "fail":
+            where = "" if full else with_traced(" at these inputs", argnums)
             raise ImportRuleError(
                 f"the rule imported for {self.what} disagrees with "
-                f"{function_name(self.function)} itself: {result.describe()}. Check that the "
-                "equivalent means the same as the function, or pass check=False to use it "
-                f"unverified.{self.legend}")
+                f"{function_name(self.function)} itself{where}: {result.describe()}. Check "
+                "that the equivalent means the same as the function, or pass check=False to "
+                f"use it unverified.{self.legend}")
         if result.status == "error":
             raise ImportRuleError(
                 f"the rule imported for {self.what} broke in its check against "
@@ -304,10 +310,11 @@ class _Verified(Policy):
     def __init__(self, imported: _Import, rule: Rule, signature: Signature) -> None:
         self.imported, self.rule, self.signature = imported, rule, signature
 
-    def select(self, wrapped, args, kwargs) -> Rule:
-        key = (self.signature, _static_key(kwargs)) if kwargs else self.signature
+    def select(self, wrapped, args, kwargs, traced=None) -> Rule:
+        argnums = traced_argnums(args, traced)
+        key = (self.signature, _static_key(kwargs) if kwargs else None, argnums)
         if key not in self.imported.verified:
-            self.imported.verify(self.rule, args, kwargs)
+            self.imported.verify(self.rule, args, kwargs, argnums)
             self.imported.verified.add(key)
         return self.rule
 

@@ -174,8 +174,8 @@ STATS_CASES = [
 ]
 
 
-# dirichlet's x is on the simplex: the first-use check cannot step off it, and says so
-@pytest.mark.filterwarnings("ignore::rulebridge.UncheckedRuleWarning")
+# dirichlet's x is on the simplex: the first-use check, in alpha alone, never steps off it
+@pytest.mark.filterwarnings("error::rulebridge.UncheckedRuleWarning")
 @pytest.mark.parametrize("name, f, scipy_f, jax_f, args", STATS_CASES,
                          ids=[c[0] for c in STATS_CASES])
 def test_stats_gradients_match_scipy_and_jax(name, f, scipy_f, jax_f, args):

@@ -13,6 +13,7 @@ cotangents, and a non-finite number is never a pass.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 import zlib
 from typing import Any, Callable, Sequence
@@ -24,6 +25,7 @@ from ..rules.keys import configuration, format_settings, normalise
 from ..rules.registry import REGISTRY
 from ..rules.rule import CallForward, Rule, function_name
 from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable, signature_of
+from .arguments import differentiable_argnums
 from .fd import _pair, _random_like, directional, flat_outputs, widen
 from .result import CheckResult
 
@@ -118,6 +120,11 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
     else:
         rule = func
     rule = getattr(rule, "original", None) or rule  # the rule itself, not a first-use wrapper
+    if rule.traced_forward is not None and argnums is not None:
+        # the forward that knows what is traced (an import's, which checks it itself there)
+        traced, traced_forward = tuple(argnums), rule.traced_forward
+        rule = dataclasses.replace(rule, traced_forward=None, forward=lambda args, kwargs:
+                                   traced_forward(args, kwargs, traced))
     name = function_name(rule.function)
     signature = format_signature(signature_of(example_args))
     precision = _precision(example_args + _outputs_of(rule.function, example_args, kwargs))
@@ -175,20 +182,11 @@ def _leaves(args) -> list:
     return out
 
 
-def _default_argnums(args: tuple) -> tuple[int, ...]:
-    def differentiable(a):
-        if type(a) in (list, tuple):
-            return bool(a) and all(differentiable(item) for item in a)
-        return type(a) is np.ndarray and is_differentiable(a)
-
-    return tuple(i for i, a in enumerate(args) if differentiable(a))
-
-
 def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: str,
            rtol: float, atol: float, directions: int,
            rng: np.random.Generator) -> float | None:
     function = rule.function
-    argnums = _default_argnums(args) if argnums is None else tuple(argnums)
+    argnums = differentiable_argnums(args) if argnums is None else tuple(argnums)
     snapshot = copy.deepcopy(args)
     try:
         expected = function(*args, **kwargs)

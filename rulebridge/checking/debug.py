@@ -93,12 +93,12 @@ class FullChecks(Policy):
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
 
-    def select(self, wrapped, args, kwargs) -> Rule:
+    def select(self, wrapped, args, kwargs, traced=None) -> Rule:
         return self.rule
 
-    def forward(self, rule, args, kwargs):
+    def forward(self, rule, args, kwargs, traced=None):
         before = _snapshot(args)
-        result = rule.forward(args, kwargs)
+        result = Policy.forward(self, rule, args, kwargs, traced)
         if type(result) is not tuple or len(result) != 2:
             raise _broken(rule, f"its forward returned {_describe(result)}; a forward returns "
                                 "the pair (output, residuals)")

@@ -4,7 +4,10 @@ When a call arrives at a key (function, signature, configuration: rulebridge/rul
 which no status verifies any source's rule, the registry hands its candidates, in preference
 order, to `choose`. The rule it returns checks them at the call's own inputs the first time it
 runs (`check_call`: the dot-product test against finite differences of NumPy's function, in its
-domain by construction, since the user's program computes there), before any pullback is used:
+domain by construction, since the user's program computes there), before any pullback is used.
+The check differentiates the arguments the call traces, the others being constants at their
+values (the engine tells `Rule.traced_forward` which): a verdict with every differentiable
+argument traced holds for the key; one with fewer holds for those traced arguments only:
 the first candidate that passes is used, and the verdicts are recorded in the registry, so
 every later call at that key in this process goes straight to the chosen rule. A candidate
 that fails, raises or breaks the contract is never used. When none passes, the call raises
@@ -25,6 +28,7 @@ import warnings
 from ..errors import UnverifiedRuleError
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
+from .arguments import traced_argnums, with_traced
 from .check import NUMPY_RAISED, check_call
 from .result import CheckResult
 from .wrapping import Policy, Wrapped, wrap
@@ -38,53 +42,78 @@ class UncheckedRuleWarning(UserWarning):
 
 class FirstUse(Policy):
     """The policy of a rule standing for `candidates` at `key` until a check at the first inputs
-    picks one. Each op it records keeps the rule it chose, so its pullback is that rule's."""
+    picks one, for each set of traced arguments it is called with (`np.dot(x, w)`
+    differentiated in `x` alone is checked in `x` alone: `w` is a constant there). Each op it
+    records keeps the rule it chose, so its pullback is that rule's."""
 
     def __init__(self, candidates: list[Rule], key: str, registry: Registry) -> None:
         self.candidates = tuple(candidates)
         self.key = key
         self.registry = registry
-        self.chosen: Rule | None = None
-        self.attempts = 0
+        # by traced arguments (`traced_argnums`; None: every differentiable one): the rule
+        # chosen, and how often finite differences could not decide
+        self.chosen: dict = {}
+        self.attempts: dict = {}
         self.lock = threading.Lock()
 
-    def select(self, wrapped: Wrapped, args: tuple, kwargs) -> Rule:
-        rule = self.chosen
-        if rule is None or self.attempts:
+    @property
+    def original(self) -> Rule:
+        """The rule in use: the one chosen with every argument traced (else the last one
+        chosen), or before a check the preferred candidate."""
+        if None in self.chosen:
+            return self.chosen[None]
+        return next(reversed(self.chosen.values()), self.candidates[0])
+
+    def select(self, wrapped: Wrapped, args: tuple, kwargs, traced=None) -> Rule:
+        mask = traced_argnums(args, traced)
+        rule = self.chosen.get(mask)
+        if rule is None or self.attempts.get(mask):
             with self.lock:
-                rule = self._pick(wrapped, args, kwargs)
+                rule = self._pick(wrapped, args, kwargs, mask)
         return rule
 
-    def _pick(self, wrapped: Wrapped, args: tuple, kwargs) -> Rule:
-        if self.chosen is not None and not self.attempts:
-            return self.chosen  # another thread decided while this one waited
+    def _pick(self, wrapped: Wrapped, args: tuple, kwargs, mask) -> Rule:
+        if self.chosen.get(mask) is not None and not self.attempts.get(mask):
+            return self.chosen[mask]  # another thread decided while this one waited
+        key = with_traced(self.key, mask)
+        earlier = self.registry.checked(wrapped.name, key)  # a wrapper made again after a reset
         results: list[CheckResult] = []
         undecided = None
         for rule in self.candidates:
-            result = check_call(rule, args, kwargs)
+            if earlier.get(rule.source) == "pass":
+                return self._chose(wrapped, mask, rule, "pass")
+            if earlier.get(rule.source) in ("fail", "error"):
+                results.append(CheckResult(rule.name, rule.source, key, earlier[rule.source],
+                                           None, 0.0, 0, 0, f"{earlier[rule.source]} at an "
+                                           "earlier call's inputs in this process"))
+                continue
+            result = check_call(rule, args, kwargs, argnums=mask)
             if result.status == "error" and result.reason.startswith(NUMPY_RAISED):
                 rule.function(*args, **kwargs)  # the user's own error, as NumPy words it
             results.append(result)
             if result.status == "pass":
-                self.registry.record_check(rule.name, rule.source, self.key, "pass")
-                self.chosen, self.attempts, wrapped.status = rule, 0, "pass"
-                return rule
+                self.registry.record_check(rule.name, rule.source, key, "pass")
+                return self._chose(wrapped, mask, rule, "pass")
             if result.status in ("fail", "error"):
-                self.registry.record_check(rule.name, rule.source, self.key, result.status)
+                self.registry.record_check(rule.name, rule.source, key, result.status)
             elif undecided is None:
                 undecided = (rule, result)
         if undecided is None:
-            raise UnverifiedRuleError(_no_rule_passed(wrapped.name, self.key, results), results)
+            raise UnverifiedRuleError(_no_rule_passed(wrapped.name, key, results), results)
         rule, result = undecided
-        self.attempts += 1
-        settled = self.attempts >= ATTEMPTS
-        if settled:
-            self.attempts = 0
-        self.chosen, wrapped.status = rule, "inconclusive"
-        warnings.warn(f"{rule.name}{self.key} from {rule.source} could not be checked at these "
+        attempts = self.attempts.get(mask, 0) + 1
+        settled = attempts >= ATTEMPTS
+        self._chose(wrapped, mask, rule, "inconclusive")
+        self.attempts[mask] = 0 if settled else attempts
+        warnings.warn(f"{rule.name}{key} from {rule.source} could not be checked at these "
                       f"inputs: {result.reason}. It is used unverified"
                       + (" from now on." if settled else "; the next call's inputs are checked."),
                       UncheckedRuleWarning, stacklevel=5)
+        return rule
+
+    def _chose(self, wrapped: Wrapped, mask, rule: Rule, status: str) -> Rule:
+        self.chosen[mask], wrapped.status = rule, status
+        self.attempts.pop(mask, None)
         return rule
 
 

@@ -31,12 +31,17 @@ class Policy:
     # take them: the wrapped rule then keeps that pullback and its fast forms.
     passes_through = False
 
-    def select(self, wrapped: "Wrapped", args: tuple, kwargs) -> Rule:
-        """The rule that runs this call (a choice among candidates, or the one wrapped)."""
+    def select(self, wrapped: "Wrapped", args: tuple, kwargs,
+               traced: tuple | None = None) -> Rule:
+        """The rule that runs this call (a choice among candidates, or the one wrapped);
+        `traced`: the positions of the call's traced arguments (None: not known, every one)."""
         raise NotImplementedError
 
-    def forward(self, rule: Rule, args: tuple, kwargs) -> tuple[Any, Any]:
-        return rule.forward(args, kwargs)
+    def forward(self, rule: Rule, args: tuple, kwargs,
+                traced: tuple | None = None) -> tuple[Any, Any]:
+        if traced is None or rule.traced_forward is None:
+            return rule.forward(args, kwargs)
+        return rule.traced_forward(args, kwargs, traced)
 
     def pullback(self, rule: Rule, residuals: Any, g: Any, argnums: tuple) -> Any:
         return rule.pullback(residuals, g, argnums)
@@ -78,23 +83,26 @@ def wrap(rule: Rule, policy: Policy, **changes: Any) -> Wrapped:
     values = {f.name: getattr(rule, f.name) for f in fields(Rule)}
     values.update(changes)
     wrapped = Wrapped(**values, policy=policy)
+    # `traced_forward` too: the engine tells it which arguments are traced (Rule.traced_forward)
     if policy.passes_through:
-        def forward(args, kwargs):
-            return policy.forward(policy.select(wrapped, args, kwargs), args, kwargs)
+        def forward(args, kwargs, traced=None):
+            chosen = policy.select(wrapped, args, kwargs, traced)
+            return policy.forward(chosen, args, kwargs, traced)
 
-        wrapped.forward = forward
+        wrapped.forward = wrapped.traced_forward = forward
         wrapped.unary_vjp = None  # the sweep calls it only beside a CallForward forward
         return wrapped
 
-    def forward(args, kwargs):
-        chosen = policy.select(wrapped, args, kwargs)
-        out, residuals = policy.forward(chosen, args, kwargs)
+    def forward(args, kwargs, traced=None):
+        chosen = policy.select(wrapped, args, kwargs, traced)
+        out, residuals = policy.forward(chosen, args, kwargs, traced)
         return out, (chosen, residuals)
 
     def pullback(residuals, g, argnums):
         chosen, inner = residuals
         return policy.pullback(chosen, inner, g, argnums)
 
-    wrapped.forward, wrapped.pullback = forward, pullback
+    wrapped.forward = wrapped.traced_forward = forward
+    wrapped.pullback = pullback
     wrapped.sparse_pullback = wrapped.unary_vjp = None  # the sweep calls the policy's pullback
     return wrapped

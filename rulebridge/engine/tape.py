@@ -23,9 +23,10 @@ from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
 from .box import FLAT_SCALARS, NO_KWARGS, Traced
 from .hooks import NO_WRITES, Effects, Writes
+from .forwards import call_forward
 from .listing import format_dot, format_tape
 from .op import UNARY, Op, OpsView
-from .protect import WROTE_INTO_INPUT, CallersArrays, is_read_only_write, read_only
+from .protect import CallersArrays, read_only
 from .result import bind, substitute_result
 from .shedding import LARGE_BYTES, shed_large_values
 
@@ -187,7 +188,7 @@ class Tape:
             else:
                 if not kwargs:
                     kwargs = NO_KWARGS
-                out, residuals = _call_forward(rule, values, kwargs)
+                out, residuals = call_forward(rule, values, kwargs, inputs)
             if type(out) is not _ndarray and not isinstance(out, np.generic):
                 if structure is UNARY:
                     residuals = (out, values, None)  # CallResiduals' fields
@@ -328,7 +329,7 @@ class Tape:
             if signature != rule.signature:
                 rule = self._lookup(rule.function, signature,
                                     configuration(rule.function, values, op.kwargs))
-            out, _ = _call_forward(rule, values, op.kwargs)
+            out, _ = call_forward(rule, values, op.kwargs, op.inputs)
             if op.structure is None:
                 env[op.outputs[0]] = out
             else:
@@ -375,29 +376,6 @@ def _record_escaped(function, args):
         "differentiation (kept in a global, a closure or a cache after grad/vjp/trace returned). "
         "Its gradient can no longer be recorded; return plain results from differentiated "
         "functions, or compute this inside the differentiated function.")
-
-
-def _call_forward(rule, values: tuple, kwargs) -> tuple:
-    """`(output, residuals)` from a forward that is not a CallForward (debug mode's, a
-    first-use check's, another adapter's)."""
-    try:
-        result = rule.forward(values, kwargs)
-    except ValueError as exc:
-        if not is_read_only_write(exc):
-            raise  # NumPy's own error for these inputs, as the plain program raises it
-        raise RuleContractError(f"the forward of the {rule.source} rule for {rule.describe()} "
-                                f"{WROTE_INTO_INPUT} ({exc})") from exc
-    try:
-        out, residuals = result
-    except (TypeError, ValueError):  # not a pair: the rule, not NumPy, is at fault
-        raise _malformed_forward(rule, result) from None
-    return out, residuals
-
-
-def _malformed_forward(rule, result) -> Exception:
-    return RuleContractError(
-        f"the {rule.source} rule for {rule.describe()} returned a {type(result).__name__} from "
-        "its forward; a forward returns the pair (output, residuals) (docs/adapter-contract.md)")
 
 
 def _foreign_box(function) -> Exception:

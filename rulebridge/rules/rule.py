@@ -144,6 +144,12 @@ class Rule:
     # what it returns when that is an ndarray of x's shape and dtype; otherwise it calls
     # `pullback`, which must agree (rule checks compare the two).
     unary_vjp: Callable[[Any, Any], Callable[[Any], Any]] | None = None
+    # Optional: `traced_forward(args, kwargs, traced) -> (output, residuals)`, the forward told
+    # which positional arguments are traced (a tuple of positions). The engine calls it instead
+    # of `forward` when it is set: a check before first use differentiates only those arguments
+    # (the others are constants at their values). `forward` must mean the same with every
+    # differentiable argument traced.
+    traced_forward: Callable[[tuple, Any, tuple], tuple] | None = None
 
     @property
     def missing(self) -> bool:
