@@ -13,6 +13,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..rules.phases import PHASES, align_outputs, phase_invariant
+
 # Step relative to the size of the inputs. Richardson makes the truncation error O(h^4); with
 # h ~ 1e-3 that is ~1e-12 in float64, and the rounding error ~eps/h ~ 1e-13.
 RELATIVE_STEP = 1e-3
@@ -99,3 +101,24 @@ def directional(function: Callable, args: tuple, kwargs: dict, argnums: Sequence
     coarse = [(4 * b - a) / 3 for a, b in zip(d1, d2)]
     fine = [(4 * b - a) / 3 for a, b in zip(d2, d4)]
     return coarse, fine
+
+
+def phase_fixed(function: Callable, at: Any) -> Callable:
+    """`function`, with the vectors it declares fixed up to phases (`rules/phases.py`) aligned
+    to `at`'s (its outputs at the point differentiated): finite differences of it follow the
+    vectors at the point. A function declaring none is returned as it is."""
+    positions = getattr(function, PHASES, ())
+    if not positions:
+        return function
+    return lambda *args, **kwargs: align_outputs(function(*args, **kwargs), at, positions)
+
+
+def phase_free(function: Callable, cotangent: Any, out: Any) -> Any:
+    """A random output `cotangent` with the part that moves the phases of the complex vectors
+    `function` declares removed (`rules/phases.py`): a program of such vectors has a derivative
+    only if it does not depend on their phases, and the check tests those programs."""
+    positions = getattr(function, PHASES, ())
+    if not positions or not isinstance(cotangent, tuple):
+        return cotangent
+    return tuple(phase_invariant(g, out[k]) if k in positions and g is not None else g
+                 for k, g in enumerate(cotangent))

@@ -25,9 +25,11 @@ from typing import Any, Callable
 from ..engine.box import Traced
 from ..errors import AdapterError, Declined, ImportRuleError, TracingError
 from ..import_rule import import_rule
+from ..rules.phases import PHASES
 from ..rules.registry import REGISTRY
 from ..rules.scipy_names import is_candidate, is_distribution, sources_with_counterpart
 from .conventions import CONVENTIONS, POSITIONAL_UP_TO, in_float64, with_convention
+from .gauge import VECTORS, AlignedImport
 
 _P = inspect.Parameter
 
@@ -45,6 +47,8 @@ class DropIn:
         self.__doc__ = getattr(function, "__doc__", None)
         self.__signature__ = signature
         self._sources: tuple[str, ...] | None = None  # None: no adapter asked yet
+        if name in VECTORS:  # outputs fixed up to phases, which the checks align (gauge.py)
+            setattr(self, PHASES, (VECTORS[name].output,))
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -112,7 +116,12 @@ class DropIn:
                                               self.__signature__))
                 if self.__rulebridge_name__.startswith("scipy.stats."):
                     equivalent = in_float64(equivalent, adapter)
-                import_rule(self, source, equivalent=equivalent)
+                vectors = VECTORS.get(self.__rulebridge_name__)
+                if vectors is None:
+                    import_rule(self, source, equivalent=equivalent)
+                else:  # SciPy's vectors, each fixed up to a sign: gauge.py
+                    REGISTRY.add_import(self, source, AlignedImport(
+                        self, self.__signature__, vectors, adapter, equivalent))
             except (Declined, AdapterError, ImportRuleError):
                 continue  # this source cannot give one; the others may
             found.append(source)
