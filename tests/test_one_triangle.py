@@ -151,3 +151,36 @@ def test_the_conversion_is_the_same_for_a_symmetrised_and_for_an_exact_cotangent
     np.testing.assert_array_equal(rb.lower_triangle_cotangent(converted, lower), converted)
     ignored = np.triu(converted, 1) if lower else np.tril(converted, -1)
     assert not np.any(ignored) and not np.any(np.imag(np.diagonal(converted)))
+
+
+RNG = np.random.default_rng(31)
+SPELLINGS = [  # (function, args after the matrix, kwargs, triangle NumPy reads)
+    (np.linalg.eigh, (), {}, "L"), (np.linalg.eigh, ("U",), {}, "U"),
+    (np.linalg.eigh, (), {"UPLO": "u"}, "U"), (np.linalg.eigvalsh, ("L",), {}, "L"),
+    (np.linalg.cholesky, (), {"upper": True}, "U"), (np.linalg.cholesky, (), {}, "L"),
+    (np.linalg.pinv, (1e-15, True), {}, "L"), (np.linalg.pinv, (), {"hermitian": True}, "L"),
+    (np.linalg.pinv, (), {}, None), (np.linalg.svd, (True, True, True), {}, "L"),
+    (np.linalg.svd, (False,), {}, None), (np.linalg.det, (), {}, None),
+]
+
+
+@pytest.mark.parametrize("function, rest, kwargs, expected", SPELLINGS)
+def test_the_triangle_read_by_any_spelling_of_a_call(function, rest, kwargs, expected):
+    a = RNG.normal(size=(3, 3))
+    assert rb.triangle_read(function, (a, *rest), kwargs) == expected
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_the_matrix_read_is_the_hermitian_one_the_triangle_stands_for(lower):
+    a = RNG.normal(size=(2, 4, 4)) + 1j * RNG.normal(size=(2, 4, 4))
+    read = np.tril(np.ones((4, 4), bool), -1) if lower else np.triu(np.ones((4, 4), bool), 1)
+    want = np.where(read, a, np.conj(np.swapaxes(a, -1, -2)))
+    want[..., range(4), range(4)] = np.real(a[..., range(4), range(4)])
+    got = rb.hermitian_from_triangle(a, lower)
+    assert got.dtype == a.dtype and np.array_equal(got, want)
+    # what SciPy's cholesky of the same matrix factorises, whichever triangle holds junk
+    import scipy.linalg
+
+    np.testing.assert_allclose(scipy.linalg.cholesky(got[0] + 5 * np.eye(4), lower=lower),
+                               scipy.linalg.cholesky(a[0] + 5 * np.eye(4), lower=lower),
+                               rtol=1e-13)

@@ -14,13 +14,87 @@ The result depends only on `G`'s action on Hermitian tangents, so it is the same
 source symmetrised `G` or not, and it leaves an already exact (triangular) cotangent unchanged.
 A source must compute `G` at the Hermitian matrix NumPy factorises (`hermitian_from_triangle`),
 not at the caller's matrix, whenever its rule recomputes anything from the input.
+
+Which calls read one triangle is said once, by `OneTriangle` (NumPy's functions here, SciPy's in
+rulebridge/scipy/conventions.py), and the matrix such a call uses is built by one formula,
+`matrix_read`, with NumPy's functions (`hermitian_from_triangle`, for the adapters' rules of
+NumPy's functions, which then convert the source's cotangent) or with a source's own
+(`rulebridge.scipy`, whose source functions are called on that matrix, so that the source's chain
+rule is the conversion). Both give the cotangent above.
 """
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
+
+
+def always(bound: inspect.BoundArguments) -> bool:
+    """`OneTriangle`'s predicate that holds for every call."""
+    return True
+
+
+@dataclass(frozen=True)
+class OneTriangle:
+    """A call reads one triangle of its argument `parameter` (item `item` of it when it is a
+    tuple, as `cho_solve`'s `(c, lower)`), the lower one when `lower(bound arguments)`, when
+    `applies(bound arguments)`. `symmetric`: the triangle stands for a Hermitian matrix;
+    otherwise for a triangular one (with a unit diagonal, which is not read, when
+    `unit_diagonal(bound arguments)`). `copies_other_triangle`: output 0 holds the result in the
+    triangle read and the argument's other triangle, copied (`scipy.linalg.cho_factor`)."""
+
+    parameter: str
+    lower: Callable[[inspect.BoundArguments], bool]
+    symmetric: bool = True
+    item: int | None = None
+    applies: Callable[[inspect.BoundArguments], bool] = always
+    unit_diagonal: Callable[[inspect.BoundArguments], bool] = lambda bound: False
+    copies_other_triangle: bool = False
+
+
+def keyword(name: str, default: Any) -> Callable[[inspect.BoundArguments], bool]:
+    """`bound -> bool(the argument `name`, or `default`)`, for `OneTriangle`'s predicates."""
+    return lambda bound: bool(bound.arguments.get(name, default))
+
+
+NUMPY_OPS = (np.tril, np.triu, np.swapaxes, np.conj, np.real)
+
+
+def matrix_read(m: Any, lower: bool, symmetric: bool = True, unit_diagonal: bool = False,
+                ops: tuple = NUMPY_OPS) -> Any:
+    """The matrix a call reading one triangle of `m` uses: the Hermitian one that triangle and
+    the real part of its diagonal stand for, or the triangular one.
+
+    Parameters
+    ----------
+    m : array, shape (..., n, n)
+    lower : bool
+        The lower triangle (else the upper one).
+    symmetric : bool
+        Hermitian (LAPACK's Cholesky and eigensolvers), else triangular (`solve_triangular`).
+    unit_diagonal : bool
+        A triangular matrix whose diagonal is not read (the function takes it to be 1).
+    ops : tuple
+        `tril`, `triu`, `swapaxes`, `conj` and `real` of the library `m` belongs to: NumPy's, or
+        a source's, which then differentiates the reading too.
+
+    Returns
+    -------
+    array
+        A new array of `m`'s shape and dtype (for a unit diagonal, zero on the diagonal).
+    """
+    tril, triu, swapaxes, conj, real = ops
+
+    def triangle(k: int):
+        return tril(m, k) if lower else triu(m, -k)
+
+    if not symmetric:
+        return triangle(-1) if unit_diagonal else triangle(0)
+    strict = triangle(-1)
+    return strict + conj(swapaxes(strict, -1, -2)) + real(tril(triu(m)))
 
 
 def hermitian_from_triangle(a: np.ndarray, lower: bool = True) -> np.ndarray:
@@ -38,13 +112,7 @@ def hermitian_from_triangle(a: np.ndarray, lower: bool = True) -> np.ndarray:
     ndarray
         A new array of `a`'s shape and dtype.
     """
-    a = np.asarray(a)
-    part = np.tril(a, -1) if lower else np.triu(a, 1)
-    diagonal = np.real(np.diagonal(a, axis1=-2, axis2=-1))
-    result = part + np.conj(np.swapaxes(part, -1, -2))
-    index = np.arange(a.shape[-1])
-    result[..., index, index] = diagonal
-    return result
+    return matrix_read(np.asarray(a), lower)
 
 
 def lower_triangle_cotangent(g: np.ndarray, lower: bool = True) -> np.ndarray:
@@ -73,31 +141,20 @@ def lower_triangle_cotangent(g: np.ndarray, lower: bool = True) -> np.ndarray:
     return result
 
 
-def _argument(args: tuple, kwargs: dict, position: int, name: str, default: Any) -> Any:
-    if name in kwargs:
-        return kwargs[name]
-    return args[position] if len(args) > position else default
+def _uplo(bound: inspect.BoundArguments) -> bool:
+    return str(bound.arguments.get("UPLO", "L")).upper() == "L"
 
 
-def _uplo(position: int) -> Callable[[tuple, dict], str]:
-    return lambda args, kwargs: str(_argument(args, kwargs, position, "UPLO", "L")).upper()
-
-
-def _if_hermitian(position: int) -> Callable[[tuple, dict], str | None]:
-    return lambda args, kwargs: "L" if _argument(args, kwargs, position, "hermitian",
-                                                 False) else None
-
-
-# NumPy function -> (its positional arguments, keyword arguments) -> "L", "U", or None when the
-# call reads the whole matrix. The matrix is always the first argument. pinv and svd with
-# hermitian=True go through eigh (lower triangle); pinv reads a.conj(), the same triangle.
-ONE_TRIANGLE: dict[Callable, Callable[[tuple, dict], str | None]] = {
-    np.linalg.cholesky: lambda args, kwargs: "U" if kwargs.get("upper", False) else "L",
-    np.linalg.eigh: _uplo(1),
-    np.linalg.eigvalsh: _uplo(1),
-    np.linalg.pinv: _if_hermitian(2),
-    np.linalg.svd: _if_hermitian(3),
+# NumPy's functions whose matrix (the first argument) a call may read one triangle of. pinv and
+# svd with hermitian=True go through eigh (lower triangle); pinv reads a.conj(), the same one.
+ONE_TRIANGLE: dict[Callable, OneTriangle] = {
+    np.linalg.cholesky: OneTriangle("a", lambda bound: not bound.arguments.get("upper", False)),
+    np.linalg.eigh: OneTriangle("a", _uplo),
+    np.linalg.eigvalsh: OneTriangle("a", _uplo),
+    np.linalg.pinv: OneTriangle("a", always, applies=keyword("hermitian", False)),
+    np.linalg.svd: OneTriangle("a", always, applies=keyword("hermitian", False)),
 }
+_SIGNATURES = {function: inspect.signature(function) for function in ONE_TRIANGLE}
 
 
 def reads_one_triangle(function: Callable) -> bool:
@@ -133,9 +190,13 @@ def triangle_read(function: Callable, args: tuple, kwargs: dict) -> str | None:
         "L" or "U" when the call reads only that triangle (`cholesky`, `eigh(UPLO=...)`,
         `pinv(hermitian=True)`, ...); None when it reads the whole matrix.
     """
-    reader = ONE_TRIANGLE.get(function)
-    return None if reader is None else reader(args, kwargs or {})
-
+    convention = ONE_TRIANGLE.get(function)
+    if convention is None:
+        return None
+    bound = _SIGNATURES[function].bind_partial(*args, **(kwargs or {}))
+    if not convention.applies(bound):
+        return None
+    return "L" if convention.lower(bound) else "U"
 
 
 class TriangleCall(NamedTuple):

@@ -9,25 +9,21 @@ exact and needs no conversion written by hand: the source's counterpart is calle
 SciPy actually uses, built from the triangle with the source's own `tril`/`triu` (the symmetric
 matrix that triangle stands for, or the triangular one), so the source's chain rule gives SciPy's
 gradient: for a function of the lower triangle, `G + G.T` below the diagonal, `G` on it, and 0
-above, with `G` the gradient of the symmetric-input function. The matrix checks this with
-tangents in every entry, where the true derivative in the ignored triangle is 0.
+above, with `G` the gradient of the symmetric-input function, which is what
+`rulebridge.lower_triangle_cotangent` makes of `G` for the adapters' rules of NumPy's functions.
+Which arguments are read how (`OneTriangle`) and the matrix read (`matrix_read`) are the ones of
+rulebridge/rules/triangles.py. The matrix checks this with tangents in every entry, where the
+true derivative in the ignored triangle is 0.
 """
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-
-def _keyword(name: str, default: bool) -> Callable[[inspect.BoundArguments], bool]:
-    return lambda bound: bool(bound.arguments.get(name, default))
-
-
-def _always(bound: inspect.BoundArguments) -> bool:
-    return True
+from ..rules.triangles import NUMPY_OPS, OneTriangle, always, keyword, matrix_read
 
 
 def _assumes_symmetric(bound: inspect.BoundArguments) -> bool:
@@ -36,30 +32,12 @@ def _assumes_symmetric(bound: inspect.BoundArguments) -> bool:
         "sym", "her", "pos", "symmetric", "hermitian", "positive definite")
 
 
-@dataclass(frozen=True)
-class OneTriangle:
-    """SciPy reads one triangle of the argument `parameter` (item `item` of it when it is a
-    tuple, as `cho_solve`'s `(c, lower)`): the lower one when `lower(bound arguments)`.
-    `symmetric`: the triangle stands for a symmetric (Hermitian) matrix; otherwise for a
-    triangular one (with a unit diagonal, which is not read, when `unit_diagonal` says so)."""
-
-    parameter: str
-    lower: Callable[[inspect.BoundArguments], bool]
-    symmetric: bool
-    item: int | None = None
-    applies: Callable[[inspect.BoundArguments], bool] = _always
-    unit_diagonal: Callable[[inspect.BoundArguments], bool] = lambda bound: False
-    # cho_factor: output 0 holds the factor in the triangle read and the argument's other
-    # triangle, copied, in the rest
-    copies_other_triangle: bool = False
-
-
 def _lower_item(position: int) -> Callable[[inspect.BoundArguments], bool]:
     return lambda bound: bool(bound.arguments["c_and_lower"][position])
 
 
-_MVN = OneTriangle("cov", _always, symmetric=True)
-_LOWER_FALSE = _keyword("lower", False)
+_MVN = OneTriangle("cov", always, symmetric=True)
+_LOWER_FALSE = keyword("lower", False)
 
 CONVENTIONS: dict[str, tuple[OneTriangle, ...]] = {
     **{f"scipy.stats.multivariate_normal.{m}": (_MVN,)
@@ -71,9 +49,9 @@ CONVENTIONS: dict[str, tuple[OneTriangle, ...]] = {
                                            item=0),),
     "scipy.linalg.solve_triangular": (
         OneTriangle("a", _LOWER_FALSE, symmetric=False,
-                    unit_diagonal=_keyword("unit_diagonal", False)),),
-    "scipy.linalg.eigh": (OneTriangle("a", _keyword("lower", True), symmetric=True),
-                          OneTriangle("b", _keyword("lower", True), symmetric=True)),
+                    unit_diagonal=keyword("unit_diagonal", False)),),
+    "scipy.linalg.eigh": (OneTriangle("a", keyword("lower", True), symmetric=True),
+                          OneTriangle("b", keyword("lower", True), symmetric=True)),
     "scipy.linalg.solve": (OneTriangle("a", _LOWER_FALSE, symmetric=True,
                                        applies=_assumes_symmetric),),
 }
@@ -85,26 +63,19 @@ POSITIONAL_UP_TO = {"scipy.integrate.odeint": "args"}
 
 
 class _SourceOps:
-    """The source's own `tril`, `triu`, `swapaxes` and `conj`, found by name like any
+    """The source's own `tril`, `triu`, `swapaxes`, `conj` and `real`, found by name like any
     counterpart, so the triangle is taken inside the source's differentiation."""
 
     def __init__(self, adapter) -> None:
-        self.tril, self.triu, self.swapaxes, self.conj, self.real = (
-            adapter.counterpart(f) for f in (np.tril, np.triu, np.swapaxes, np.conj, np.real))
+        self.ops = tuple(adapter.counterpart(f) for f in NUMPY_OPS)
 
     def triangle(self, m, lower: bool, k: int = 0):
-        return self.tril(m, k) if lower else self.triu(m, -k)
+        return self.ops[0](m, k) if lower else self.ops[1](m, -k)
 
     def matrix(self, m, convention: OneTriangle, bound: inspect.BoundArguments):
         """The matrix SciPy uses when it reads `m` through `convention`."""
-        lower = convention.lower(bound)
-        if convention.symmetric:  # LAPACK reads the real part of the diagonal only
-            strict = self.triangle(m, lower, -1)
-            diagonal = self.real(self.triangle(m, lower) - strict)
-            return strict + self.conj(self.swapaxes(strict, -1, -2)) + diagonal
-        if convention.unit_diagonal(bound):
-            return self.triangle(m, lower, -1)  # the source, told unit_diagonal, adds the 1s
-        return self.triangle(m, lower)
+        return matrix_read(m, convention.lower(bound), convention.symmetric,
+                           convention.unit_diagonal(bound), self.ops)
 
 
 def with_convention(conventions: tuple[OneTriangle, ...], counterpart: Callable, adapter,
