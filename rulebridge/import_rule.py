@@ -93,6 +93,31 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
 _RESULT_APART: set = set()  # imported functions seen returning a container (a dict, nested)
 
 
+def rule_builder(function: Callable, source: str,
+                 equivalent: Callable) -> Callable[[Signature], Rule]:
+    """What `import_rule(function, source, equivalent=equivalent)` registers, unregistered:
+    `builder(signature) -> Rule`, whose rules compare the equivalent's outputs with the
+    function's and check it before first use; for a layer that wraps those rules
+    (`rulebridge.scipy`'s vectors fixed up to signs).
+
+    Parameters
+    ----------
+    function : callable
+        The function the rules are for.
+    source : str
+        The adapter to import from.
+    equivalent : callable
+        A function of that source with the same meaning.
+
+    Returns
+    -------
+    callable
+        The registry's builder (`Registry.add_import`).
+    """
+    ((name, adapter, counterpart),) = _sources(function, source, equivalent)
+    return _Import(function, name, adapter, counterpart, None, True).build
+
+
 def _differentiable(function: Callable) -> Callable:
     @functools.wraps(function)
     def imported(*args, **kwargs):

@@ -129,3 +129,60 @@ def test_complex_vectors_phases_have_no_derivative_and_are_refused():
     h, weights = _hermitian(8), RNG.normal(size=(3, 3))
     with pytest.raises(rulebridge.RulebridgeError, match="phases of complex eigenvectors"):
         rulebridge.grad(lambda a: np.sum(np.real(rla.eigh(a)[1]) * weights))(h)
+
+
+# -- svd and qr: LAPACK's gesdd and geqrf, JAX's too; aligned all the same -------------------
+
+
+def _aligned_like(out, at, axes):
+    return tuple(o * np.sign(np.sum(o * r, axis=axes[k], keepdims=True)) if k in axes else o
+                 for k, (o, r) in enumerate(zip(out, at)))
+
+
+FACTORS = {  # name: (call, {output: axis of a vector's entries}, program of the outputs)
+    "svd": (lambda linalg, a: linalg.svd(a, full_matrices=False), {0: -2, 2: -1},
+            lambda u, s, vh, m: np.sum(u * m[:5, :3]) + np.sum(vh * m[:3, :3]) + s @ m[0, :3]),
+    "qr": (lambda linalg, a: linalg.qr(a, mode="economic"), {0: -2, 1: -1},
+           lambda q, r, m: np.sum(q * m[:5, :3]) + np.sum(np.sin(r) * m[:3, :3])),
+}
+
+
+@pytest.mark.parametrize("name", list(FACTORS))
+def test_svd_and_qr_vectors_have_scipy_s_derivative(name):
+    call, axes, program = FACTORS[name]
+    a, weights = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 5))
+    at = call(scipy.linalg, a)
+    value, got = rulebridge.value_and_grad(lambda a: program(*call(rla, a), weights))(a)
+    assert value == program(*at, weights)
+    want = central_difference(
+        lambda a: program(*_aligned_like(call(scipy.linalg, a), at, axes), weights), (a,))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_a_source_with_other_signs_still_gives_scipy_s_derivative():
+    # what the alignment is for: a source whose SVD flips every vector pair
+    import inspect
+
+    import jax.scipy.linalg as jla
+
+    from rulebridge.import_rule import rule_builder
+    from rulebridge.scipy.dropin import DropIn
+    from rulebridge.scipy.gauge import VECTORS, AlignedImport
+
+    def flipped(a, full_matrices=True, **kwargs):
+        u, s, vh = jla.svd(a, full_matrices=full_matrices, **kwargs)
+        return -u, s, -vh
+
+    drop_in = DropIn("scipy.linalg.svd", scipy.linalg.svd, inspect.signature(scipy.linalg.svd))
+    drop_in._sources = ("jax",)
+    adapter = rulebridge.REGISTRY.adapter("jax")
+    rulebridge.REGISTRY.add_import(drop_in, "jax", AlignedImport(
+        drop_in, drop_in.__signature__, VECTORS["scipy.linalg.svd"], adapter, flipped,
+        rule_builder(drop_in, "jax", flipped)))
+    call, axes, program = FACTORS["svd"]
+    a, weights = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 5))
+    at = call(scipy.linalg, a)
+    got = rulebridge.grad(lambda a: program(*drop_in(a, full_matrices=False), weights))(a)
+    want = central_difference(
+        lambda a: program(*_aligned_like(call(scipy.linalg, a), at, axes), weights), (a,))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)

@@ -107,18 +107,19 @@ def phase_fixed(function: Callable, at: Any) -> Callable:
     """`function`, with the vectors it declares fixed up to phases (`rules/phases.py`) aligned
     to `at`'s (its outputs at the point differentiated): finite differences of it follow the
     vectors at the point. A function declaring none is returned as it is."""
-    positions = getattr(function, PHASES, ())
-    if not positions:
+    phases = getattr(function, PHASES, None)
+    if phases is None:
         return function
-    return lambda *args, **kwargs: align_outputs(function(*args, **kwargs), at, positions)
+    return lambda *args, **kwargs: align_outputs(function(*args, **kwargs), at, phases)
 
 
 def phase_free(function: Callable, cotangent: Any, out: Any) -> Any:
     """A random output `cotangent` with the part that moves the phases of the complex vectors
     `function` declares removed (`rules/phases.py`): a program of such vectors has a derivative
     only if it does not depend on their phases, and the check tests those programs."""
-    positions = getattr(function, PHASES, ())
-    if not positions or not isinstance(cotangent, tuple):
+    phases = getattr(function, PHASES, None)
+    aligned = phases.aligned(out) if phases is not None else {}
+    if not aligned or not isinstance(cotangent, tuple):
         return cotangent
-    return tuple(phase_invariant(g, out[k]) if k in positions and g is not None else g
-                 for k, g in enumerate(cotangent))
+    return tuple(phase_invariant(g, out[k], aligned[k]) if k in aligned and g is not None
+                 else g for k, g in enumerate(cotangent))

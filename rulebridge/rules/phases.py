@@ -13,18 +13,37 @@ under a perturbation of 1e-8).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-PHASES = "__rulebridge_phases__"  # the attribute: positions of outputs holding such vectors
+PHASES = "__rulebridge_phases__"  # the attribute: a `Phases`
 NUMPY_OPS = (np.sum, np.conj, np.abs, np.expand_dims)
+Ops = tuple[Callable, Callable, Callable, Callable]
 
 
-def align_columns(vectors: Any, reference: Any,
-                  ops: tuple[Callable, Callable, Callable, Callable] = NUMPY_OPS) -> Any:
-    """`vectors` with each column multiplied by the factor of modulus one that makes it the
-    same column of `reference`.
+@dataclass(frozen=True)
+class Phases:
+    """Outputs holding vectors fixed up to a factor each: {output position: axis along which a
+    vector's entries lie} (-2: in columns, as eigh's; -1: in rows, as svd's Vh). `complex_too`:
+    complex vectors' phases too; False where the function fixes them by a continuous convention
+    of its own (Householder QR's real diagonal of R), which an alignment would change."""
+
+    outputs: dict
+    complex_too: bool = True
+
+    def aligned(self, out: Any) -> dict[int, int]:
+        """The outputs of `out` (a call's outputs) to align: {} for a call without them."""
+        if not isinstance(out, tuple):
+            return {}
+        return {k: axis for k, axis in self.outputs.items() if k < len(out)
+                and (self.complex_too or not np.iscomplexobj(out[k]))}
+
+
+def align_columns(vectors: Any, reference: Any, ops: Ops = NUMPY_OPS, axis: int = -2) -> Any:
+    """`vectors` with each column (each row for `axis=-1`) multiplied by the factor of modulus
+    one that makes it the same column of `reference`.
 
     Parameters
     ----------
@@ -33,6 +52,8 @@ def align_columns(vectors: Any, reference: Any,
     ops : tuple of callables
         `sum`, `conj`, `abs` and `expand_dims` of the library `vectors` belongs to (NumPy's by
         default; a source's own, to differentiate through the alignment).
+    axis : int
+        The axis along which each vector's entries lie: -2 (columns) or -1 (rows).
 
     Returns
     -------
@@ -40,28 +61,32 @@ def align_columns(vectors: Any, reference: Any,
         The aligned vectors (a column orthogonal to its reference gives NaN: nothing to align).
     """
     sum_, conj, abs_, expand_dims = ops
-    overlap = sum_(conj(vectors) * reference, axis=-2)
-    return vectors * expand_dims(overlap / abs_(overlap), -2)
+    overlap = sum_(conj(vectors) * reference, axis=axis)
+    return vectors * expand_dims(overlap / abs_(overlap), axis)
 
 
-def align_outputs(out: Any, reference: Any, positions: tuple[int, ...],
-                  ops: tuple[Callable, Callable, Callable, Callable] = NUMPY_OPS) -> Any:
-    """A function's outputs `out` with the vectors at `positions` aligned to `reference`'s
-    (the same function's outputs elsewhere); `out` as it is when it has no such outputs (a
-    call returning eigenvalues only)."""
-    if not isinstance(out, tuple) or not isinstance(reference, tuple):
-        return out
-    return tuple(align_columns(item, reference[k], ops) if k in positions and k < len(reference)
-                 else item for k, item in enumerate(out))
+def align_outputs(out: Any, reference: Any, phases: Phases, ops: Ops = NUMPY_OPS) -> Any:
+    """A function's outputs `out` with the vectors `phases` names aligned to `reference`'s (the
+    same function's outputs elsewhere); `out` as it is when it has no such outputs (a call
+    returning eigenvalues only)."""
+    aligned = phases.aligned(out) if isinstance(reference, tuple) else {}
+    return tuple(align_columns(item, reference[k], ops, aligned[k]) if k in aligned else item
+                 for k, item in enumerate(out)) if aligned else out
 
 
-def phase_invariant(cotangent: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """`cotangent` less its part that moves with the phases of complex `vectors` (for each
-    column, `Im(sum(g * v))`, the rate at which the pairing changes under `v -> v e^(i t)`,
-    is removed): a random cotangent that a phase-invariant program could give. Real vectors'
-    cotangents are returned as they are (a sign does not move continuously)."""
+def phase_motion(cotangent: np.ndarray, vectors: np.ndarray, axis: int = -2) -> np.ndarray:
+    """For each vector, `Im(sum(g * v))`: the rate at which a program with cotangent `g` moves
+    under `v -> v e^(i t)` (the bilinear pairing of cotangents); zero for a program that does
+    not depend on the vectors' phases. Kept as a length-1 `axis`."""
+    return np.imag(np.sum(cotangent * vectors, axis=axis, keepdims=True))
+
+
+def phase_invariant(cotangent: np.ndarray, vectors: np.ndarray, axis: int = -2) -> np.ndarray:
+    """`cotangent` less its part that moves with the phases of complex `vectors`
+    (`phase_motion` is removed): a random cotangent that a phase-invariant program could give.
+    Real vectors' cotangents are returned as they are (a sign does not move continuously)."""
     if not np.iscomplexobj(vectors) or not np.iscomplexobj(cotangent):
         return cotangent
-    moved = np.imag(np.sum(cotangent * vectors, axis=-2, keepdims=True))
-    norms = np.sum(np.abs(vectors) ** 2, axis=-2, keepdims=True)
+    norms = np.sum(np.abs(vectors) ** 2, axis=axis, keepdims=True)
+    moved = phase_motion(cotangent, vectors, axis)
     return (cotangent - 1j * moved * np.conj(vectors) / norms).astype(cotangent.dtype)

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from ..engine.box import Traced
 from ..errors import AdapterError, Declined, ImportRuleError, TracingError
-from ..import_rule import import_rule
+from ..import_rule import import_rule, rule_builder
 from ..rules.phases import PHASES
 from ..rules.registry import REGISTRY
 from ..rules.scipy_names import is_candidate, is_distribution, sources_with_counterpart
@@ -48,7 +48,7 @@ class DropIn:
         self.__signature__ = signature
         self._sources: tuple[str, ...] | None = None  # None: no adapter asked yet
         if name in VECTORS:  # outputs fixed up to phases, which the checks align (gauge.py)
-            setattr(self, PHASES, (VECTORS[name].output,))
+            setattr(self, PHASES, VECTORS[name].phases)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -121,7 +121,8 @@ class DropIn:
                     import_rule(self, source, equivalent=equivalent)
                 else:  # SciPy's vectors, each fixed up to a sign: gauge.py
                     REGISTRY.add_import(self, source, AlignedImport(
-                        self, self.__signature__, vectors, adapter, equivalent))
+                        self, self.__signature__, vectors, adapter, equivalent,
+                        rule_builder(self, source, equivalent)))
             except (Declined, AdapterError, ImportRuleError):
                 continue  # this source cannot give one; the others may
             found.append(source)

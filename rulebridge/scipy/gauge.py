@@ -16,9 +16,16 @@ aligned to those at the point, `phase_fixed` in checking/fd.py.) Where the vecto
 that depends on complex vectors' phases has no derivative at all: its cotangent is refused
 here, and the check tests phase-invariant cotangents only.
 
+`scipy.linalg.svd` (U's columns, Vh's rows) and `qr` (Q's columns, R's rows) are aligned the
+same way for real inputs: JAX calls the same LAPACK routines and has given SciPy's signs so far,
+but a check at one input says nothing of the next, and aligned, no input can make them differ
+silently. Complex QR fixes its phases by a continuous convention of its own (R's real
+diagonal), which an alignment would change, and complex SVD's vectors are left as they were.
+
 The rule is one op: SciPy's function on the inputs (values SciPy's to the bit), and residuals
 and pullback of the source's aligned counterpart at the inputs and SciPy's vectors. A call that
-returns no vectors (`eigvals_only=True`) uses the plain imported rule.
+returns no vectors (`eigvals_only=True`, `compute_uv=False`, `mode="r"`) or whose vectors are
+not aligned uses the rule `import_rule` builds.
 """
 
 from __future__ import annotations
@@ -29,67 +36,82 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..rules.phases import NUMPY_OPS, align_outputs
+from ..rules.phases import NUMPY_OPS, Phases, align_outputs, phase_motion
 from ..rules.rule import Rule
 from ..rules.signature import Signature, signature_of
 
 
 @dataclass(frozen=True)
 class Vectors:
-    """Output `output` of a function holds vectors in its columns, each fixed up to a factor of
-    modulus one, unless `returned(bound arguments)` says the call returns no such output."""
+    """A function's outputs of vectors fixed up to factors (`phases`), unless `returned(bound
+    arguments)` says the call returns none."""
 
-    output: int
+    phases: Phases
     returned: Callable[[inspect.BoundArguments], bool]
 
 
+def _keyword_in(name: str, default: Any, values: tuple) -> Callable[[inspect.BoundArguments],
+                                                                    bool]:
+    return lambda bound: bound.arguments.get(name, default) in values
+
+
 VECTORS: dict[str, Vectors] = {
-    "scipy.linalg.eigh": Vectors(1, lambda bound: not bound.arguments.get("eigvals_only", False)),
+    "scipy.linalg.eigh": Vectors(Phases({1: -2}), _keyword_in("eigvals_only", False, (False,))),
+    # LAPACK's gesdd and geqrf, which JAX calls too: the same signs as SciPy's so far, aligned
+    # so that no input can make them differ silently. Complex QR fixes its phases itself (R's
+    # real diagonal), continuously, and complex SVD is JAX's to fail: real vectors only.
+    "scipy.linalg.svd": Vectors(Phases({0: -2, 2: -1}, complex_too=False),
+                                _keyword_in("compute_uv", True, (True,))),
+    "scipy.linalg.qr": Vectors(Phases({0: -2, 1: -1}, complex_too=False),
+                               _keyword_in("mode", "full", ("full", "economic"))),
 }
 
 
-def _phase_invariant(function: Callable, cotangent, vectors) -> None:
+def _phase_invariant(function: Callable, cotangents: tuple, found: tuple,
+                     aligned: dict[int, int]) -> None:
     """Refuse a cotangent of complex vectors that moves with their phases: the program's value
     then depends on a phase LAPACK picks as it likes, and has no derivative (PyTorch refuses
-    the same). Under a phase change `v -> v e^(i t)` the program moves by `-t Im(sum(g * v))`
-    (the bilinear pairing of cotangents), which must vanish for every vector."""
-    if cotangent is None or not np.iscomplexobj(vectors):
-        return
-    moved = np.abs(np.imag(np.sum(cotangent * vectors, axis=-2)))
-    scale = np.sum(np.abs(cotangent) * np.abs(vectors), axis=-2)
-    if np.any(moved > np.sqrt(np.finfo(vectors.dtype).eps) * scale):
-        raise ValueError(
-            f"{getattr(function, '__rulebridge_name__', function)}: the program depends on the "
-            "phases of complex eigenvectors, which LAPACK picks as it likes (any e^(i t) v is as "
-            "good): such a function of them has no derivative. Use phase-invariant functions of "
-            "the vectors (abs(v) ** 2, v @ v.conj().T, the eigenvalues).")
-
-
-def _at(out: tuple, reference, positions: tuple[int, ...]) -> tuple:
-    # outputs standing for `out` with `reference` in the vectors' places (the others unread)
-    return tuple(reference if k in positions else item for k, item in enumerate(out))
+    the same): `rules.phases.phase_motion` must vanish for every vector."""
+    for k, axis in aligned.items():
+        g, vectors = cotangents[k], found[k]
+        if g is None or not np.iscomplexobj(vectors):
+            continue
+        scale = np.sum(np.abs(g) * np.abs(vectors), axis=axis, keepdims=True)
+        if np.any(np.abs(phase_motion(g, vectors, axis)) >
+                  np.sqrt(np.finfo(vectors.dtype).eps) * scale):
+            raise ValueError(
+                f"{getattr(function, '__rulebridge_name__', function)}: the program depends on "
+                "the phases of complex eigenvectors, which LAPACK picks as it likes (any "
+                "e^(i t) v is as good): such a function of them has no derivative. Use "
+                "phase-invariant functions of the vectors (abs(v) ** 2, v @ v.conj().T, the "
+                "eigenvalues).")
 
 
 class AlignedImport:
     """The registry's builder of a drop-in's rules from one source, for a function whose
-    output `vectors` SciPy fixes up to phases (see the module's docstring)."""
+    vectors SciPy fixes up to factors (see the module's docstring). Calls whose vectors are not
+    aligned (none returned; complex ones where `Phases.complex_too` is False) use `plain`'s
+    rules, as `import_rule` builds them."""
 
     def __init__(self, drop_in: Callable, signature: inspect.Signature, vectors: Vectors,
-                 adapter: Any, equivalent: Callable) -> None:
+                 adapter: Any, equivalent: Callable,
+                 plain: Callable[[Signature], Rule]) -> None:
         self.drop_in, self.signature, self.vectors = drop_in, signature, vectors
-        self.adapter, self.equivalent = adapter, equivalent
+        self.adapter, self.equivalent, self.plain = adapter, equivalent, plain
         source_ops = tuple(adapter.counterpart(f) for f in NUMPY_OPS)
-        scipy_function, positions = drop_in.scipy_function, (vectors.output,)
+        scipy_function, phases = drop_in.scipy_function, vectors.phases
 
-        def reference_function(*args, **kwargs):  # SciPy's, aligned to its last argument
-            *args, reference = args
+        # SciPy's function and the source's, with their vectors aligned to the references
+        # passed after the function's own arguments (one per output `phases` names)
+        def reference_function(*args, **kwargs):
+            args, references = _split(args, phases)
             out = tuple(scipy_function(*args, **kwargs))
-            return align_outputs(out, _at(out, reference, positions), positions)
+            return align_outputs(out, _at(out, references, phases), phases)
 
-        def reference_equivalent(*args, **kwargs):  # the source's, aligned the same way
-            *args, reference = args
+        def reference_equivalent(*args, **kwargs):
+            args, references = _split(args, phases)
             out = tuple(equivalent(*args, **kwargs))
-            return align_outputs(out, _at(out, reference, positions), positions, source_ops)
+            return align_outputs(out, _at(out, references, phases), phases, source_ops)
 
         reference_function.__rulebridge_name__ = getattr(drop_in, "__rulebridge_name__", "")
         self.reference_function, self.reference_equivalent = (reference_function,
@@ -105,27 +127,40 @@ class AlignedImport:
         return rule
 
     def __call__(self, signature: Signature) -> Rule:
-        plain = self.adapter.import_rule(self.drop_in, signature, self.equivalent)
+        plain = self.plain(signature)  # import_rule's: outputs compared, checked at first use
         scipy_function, vectors, bind = (self.drop_in.scipy_function, self.vectors,
                                          self.signature.bind)
 
         def forward(args, kwargs):
-            if not vectors.returned(bind(*args, **kwargs)):
-                out, residuals = plain.forward(args, kwargs)
-                return out, (plain, residuals, None)
-            out = scipy_function(*args, **kwargs)
-            inner_args = (*args, out[vectors.output])
-            inner = self._rule_at(inner_args)
-            _, residuals = inner.forward(inner_args, kwargs)
-            return out, (inner, residuals, out[vectors.output])
+            if vectors.returned(bind(*args, **kwargs)):
+                out = scipy_function(*args, **kwargs)
+                aligned = vectors.phases.aligned(out)
+                if len(aligned) == len(vectors.phases.outputs):
+                    inner_args = (*args, *(out[k] for k in sorted(aligned)))
+                    inner = self._rule_at(inner_args)
+                    _, residuals = inner.forward(inner_args, kwargs)
+                    return out, (inner, residuals, out, aligned)
+            out, residuals = plain.forward(args, kwargs)
+            return out, (plain, residuals, None, None)
 
         def pullback(residuals, g, argnums):
-            rule, inner, found = residuals
-            if found is not None:
-                _phase_invariant(self.drop_in, g[vectors.output], found)
+            rule, inner, found, aligned = residuals
+            if aligned:
+                _phase_invariant(self.drop_in, g, found, aligned)
             return rule.pullback(inner, g, argnums)
 
         return Rule(self.drop_in, signature, forward, pullback, source=plain.source,
                     source_version=plain.source_version,
                     notes=f"imported: pullback of {getattr(self.equivalent, '__name__', '?')} "
                           "at SciPy's vectors (each aligned to SciPy's sign or phase)")
+
+
+def _split(args: tuple, phases: Phases) -> tuple[tuple, tuple]:
+    count = len(phases.outputs)
+    return args[:-count], args[-count:]
+
+
+def _at(out: tuple, references: tuple, phases: Phases) -> tuple:
+    # `out` with the references in the vectors' places (the other outputs are not read)
+    placed = dict(zip(sorted(phases.outputs), references))
+    return tuple(placed.get(k, item) for k, item in enumerate(out))
