@@ -113,3 +113,20 @@ def test_dirichlet_in_alpha_alone_is_checked_and_used():
         g = rb.grad(lambda a: stats.dirichlet.logpdf(x, a))(alpha)
     reference = central_difference(lambda a: scipy.stats.dirichlet.logpdf(x, a), (alpha,))
     np.testing.assert_allclose(g, reference, rtol=1e-7, atol=1e-9)
+
+
+def test_the_matrix_verifies_dirichlet_in_alpha_alone_under_a_key_of_its_own():
+    # The catalogue holds x on the simplex constant; the verdict says so, and ships no status
+    # for the key as a whole (a call tracing x is checked at its first use).
+    import json
+    from pathlib import Path
+
+    from rulebridge.checking import status
+
+    matrix = json.loads((Path(__file__).resolve().parents[1] / "compat_matrix.json").read_text())
+    cells = [c for c in matrix["cells"] if c["function"] == "scipy.stats.dirichlet.logpdf"
+             and c["dtype"] == "float64"]
+    assert cells and all(c["status"] == "pass" for c in cells)
+    assert all(c["key"].endswith("traced in argument 1") for c in cells)
+    shipped = status.verified_status(matrix)["jax"]["scipy.stats.dirichlet.logpdf"]
+    assert "(float64[:], float64[:])" not in shipped

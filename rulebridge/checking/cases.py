@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .domains import REAL, Arr
+from .arguments import differentiable_argnums
+from .domains import REAL, Arr, Held
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,14 @@ class Case:
         if dtype.startswith("complex") and self.complex_outputs is not None:
             return self.complex_outputs
         return self.outputs
+
+    def checked_argnums(self, args: tuple) -> tuple[int, ...] | None:
+        """The positions of `args` (this case's, drawn) the check differentiates: None for
+        every differentiable one, unless some are `Held` constant."""
+        held = {i for i, a in enumerate(self.args) if isinstance(a, Held)}
+        if not held:
+            return None
+        return tuple(i for i in differentiable_argnums(args) if i not in held)
 
     def label(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())

@@ -134,6 +134,12 @@ class Const:
         return np.array(self.value)
 
 
+@dataclass(frozen=True)
+class Held(Const):
+    """A fixed float array the check holds constant (a point of the simplex, which a step would
+    leave): the rule is checked in the other arguments, as a call tracing only those is."""
+
+
 def build_args(args: tuple, rng: np.random.Generator, dtype: np.dtype) -> tuple:
     """The concrete positional arguments of a case: descriptors are drawn, literals pass."""
     return tuple(a.make(rng, dtype) if hasattr(a, "make") else a for a in args)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .cases import MATRIX, SCALAR, VECTOR, case, of
 from .domains import (ABOVE_ONE, NONZERO, POSITIVE, PROBABILITY, REAL, SPD, UNIT,
-                      WELL_CONDITIONED, Arr, Const, Domain)
+                      WELL_CONDITIONED, Arr, Const, Domain, Held)
 
 
 def _between(low: float, high: float, name: str) -> Domain:
@@ -91,7 +91,7 @@ METHODS = ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "pmf",
 
 MEAN, COV = Arr(REAL, (3,)), Arr(SPD, (3, 3))
 ALPHA = Arr(POSITIVE, (3,))
-SIMPLEX = Const(np.array([0.2, 0.3, 0.5]))
+SIMPLEX = Held(np.array([0.2, 0.3, 0.5]))  # checked in alpha: a step leaves the simplex
 SQUARE, POSDEF = Arr(WELL_CONDITIONED, (4, 4)), Arr(SPD, (4, 4))
 B, B2 = Arr(REAL, (4,)), Arr(REAL, (4, 2))
 V3 = Arr(REAL, (3,))
