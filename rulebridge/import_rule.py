@@ -95,24 +95,19 @@ _RESULT_APART: set = set()  # imported functions seen returning a container (a d
 
 def rule_builder(function: Callable, source: str,
                  equivalent: Callable) -> Callable[[Signature], Rule]:
-    """What `import_rule(function, source, equivalent=equivalent)` registers, unregistered:
-    `builder(signature) -> Rule`, whose rules compare the equivalent's outputs with the
-    function's and check it before first use; for a layer that wraps those rules
-    (`rulebridge.scipy`'s vectors fixed up to signs).
+    """What `import_rule(function, source, equivalent=equivalent)` registers, unregistered, for
+    a layer that wraps its rules (`rulebridge.scipy`'s vectors fixed up to signs).
 
     Parameters
     ----------
-    function : callable
-        The function the rules are for.
-    source : str
-        The adapter to import from.
-    equivalent : callable
-        A function of that source with the same meaning.
+    function, source, equivalent
+        As `import_rule`'s (`source`: one adapter's name).
 
     Returns
     -------
     callable
-        The registry's builder (`Registry.add_import`).
+        `builder(signature) -> Rule` (`Registry.add_import`): its rules compare the equivalent's
+        outputs with the function's and are checked before first use.
     """
     ((name, adapter, counterpart),) = _sources(function, source, equivalent)
     return _Import(function, name, adapter, counterpart, None, True).build
