@@ -93,8 +93,7 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
 _RESULT_APART: set = set()  # imported functions seen returning a container (a dict, nested)
 
 
-def rule_builder(function: Callable, source: str,
-                 equivalent: Callable) -> Callable[[Signature], Rule]:
+def rule_builder(function: Callable, source: str, equivalent: Callable) -> Callable:
     """What `import_rule(function, source, equivalent=equivalent)` registers, unregistered, for
     a layer that wraps its rules (`rulebridge.scipy`'s vectors fixed up to signs).
 
@@ -106,8 +105,7 @@ def rule_builder(function: Callable, source: str,
     Returns
     -------
     callable
-        `builder(signature) -> Rule` (`Registry.add_import`): its rules compare the equivalent's
-        outputs with the function's and are checked before first use.
+        `builder(signature) -> Rule` (`Registry.add_import`), its rules verified at first use.
     """
     ((name, adapter, counterpart),) = _sources(function, source, equivalent)
     return _Import(function, name, adapter, counterpart, None, True).build
