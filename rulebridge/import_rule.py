@@ -23,7 +23,7 @@ from .checking.arguments import traced_argnums, with_traced
 from .checking.check import check_call
 from .checking.wrapping import Policy, wrap
 from .errors import AdapterError, Declined, ImportRuleError
-from .rules.keys import spelled_for
+from .rules.keys import spelled_for, static_values
 from .rules.registry import REGISTRY
 from .rules.rule import Rule, function_name
 from .rules.signature import (INEXACT_KINDS, Signature, SpecInfo, format_signature,
@@ -330,7 +330,7 @@ class _Verified(Policy):
 
     def select(self, wrapped, args, kwargs, traced=None) -> Rule:
         argnums = traced_argnums(args, traced)
-        key = (self.signature, _static_key(kwargs) if kwargs else None, argnums)
+        key = (self.signature, static_values(args, kwargs), argnums)
         if key not in self.imported.verified:
             self.imported.verify(self.rule, args, kwargs, argnums)
             self.imported.verified.add(key)
@@ -391,20 +391,6 @@ def _sample(info: SpecInfo, rng: np.random.Generator):
     if info.kind == "other" and info.type in (float, complex):
         return info.type(0.75)
     return None
-
-
-def _static_key(kwargs: dict) -> tuple:
-    return tuple(sorted((k, _hashable(v)) for k, v in kwargs.items()))
-
-
-def _hashable(value):
-    if isinstance(value, np.ndarray):
-        return ("ndarray", value.dtype.str, value.shape)
-    try:
-        hash(value)
-        return value
-    except TypeError:
-        return repr(value)
 
 
 def _count(out) -> str:

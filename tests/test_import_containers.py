@@ -361,3 +361,30 @@ def test_random_trees_against_jax(source):
         for k, e in zip(floats, expected):
             assert np.shape(got[k]) == np.shape(leaves[k])
             np.testing.assert_allclose(got[k], np.asarray(e), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("where", ["container", "position"])
+def test_an_equivalent_is_compared_at_each_value_of_a_static_int(where):
+    # g agrees with f only at n == 2: a rule verified at n=2 must not be trusted at n=3, whether
+    # n is a positional argument or an int leaf of a container (the signature spells it `int`).
+    if where == "container":
+        def f(p):
+            return np.sum(p["x"] ** p["n"])
+
+        def g(p):
+            return jnp.sum(p["x"] ** p["n"]) * (1.0 if p["n"] == 2 else 1.5)
+
+        call = lambda F, x, n: F({"x": x, "n": n})  # noqa: E731
+    else:
+        def f(x, n):
+            return np.sum(x ** n)
+
+        def g(x, n):
+            return jnp.sum(x ** n) * (1.0 if n == 2 else 1.5)
+
+        call = lambda F, x, n: F(x, n)  # noqa: E731
+    F = rb.import_rule(f, source="jax", equivalent=g)
+    x = np.linspace(0.5, 1.5, 3)
+    np.testing.assert_allclose(rb.grad(lambda x: call(F, x, 2))(x), 2 * x, rtol=1e-12)
+    with pytest.raises((rb.ImportRuleError, rb.UnverifiedRuleError)):
+        rb.grad(lambda x: call(F, x, 3))(x)

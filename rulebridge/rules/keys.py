@@ -365,3 +365,29 @@ def key_of(function: Callable, *args: Any, **kwargs: Any) -> str:
     """
     args, kwargs, config = normalise(function, args, kwargs)
     return format_key(signature_of(args), config)
+
+
+def static_values(args: tuple, kwargs) -> tuple:
+    """The hashable key of a call's static values for a check's cache: each static positional
+    argument's value (ints, bools, strings, None and tuples of them; a container's int leaf is
+    one, which a signature spells by type only) and each keyword's; arrays by dtype and shape."""
+    positional = tuple((i, _hashable(a)) for i, a in enumerate(args) if _is_static(a))
+    if not kwargs:
+        return positional
+    return positional, tuple(sorted((k, _hashable(v)) for k, v in kwargs.items()))
+
+
+def _is_static(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, str, np.integer, np.bool_)):
+        return True
+    return type(value) is tuple and all(_is_static(item) for item in value)
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape)
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
