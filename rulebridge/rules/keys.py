@@ -369,8 +369,9 @@ def key_of(function: Callable, *args: Any, **kwargs: Any) -> str:
 
 def static_values(args: tuple, kwargs) -> tuple:
     """The hashable key of a call's static values for a check's cache: each static positional
-    argument's value (ints, bools, strings, None and tuples of them; a container's int leaf is
-    one, which a signature spells by type only) and each keyword's; arrays by dtype and shape."""
+    argument's value (ints, bools, strings, None, tuples and lists of them; a container's int
+    leaf is one, which a signature spells by type only) and each keyword's; arrays by dtype and
+    shape."""
     positional = tuple((i, _hashable(a)) for i, a in enumerate(args) if _is_static(a))
     if not kwargs:
         return positional
@@ -380,7 +381,7 @@ def static_values(args: tuple, kwargs) -> tuple:
 def _is_static(value: Any) -> bool:
     if value is None or isinstance(value, (bool, int, str, np.integer, np.bool_)):
         return True
-    return type(value) is tuple and all(_is_static(item) for item in value)
+    return (type(value) is tuple or type(value) is list) and all(_is_static(v) for v in value)
 
 
 def _hashable(value: Any) -> Any:

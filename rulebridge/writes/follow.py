@@ -128,8 +128,11 @@ class numpy_as_is:
 
     def __enter__(self):
         _lock.acquire()
+        # Only this thread's own trace may be the one running: another thread's allocations
+        # must stay followed while a rule is built here (a tape replayed outside its trace).
+        alone = _active == 1 and getattr(_here, "tracing", None) is not None
         self.swapped = [name for name, wrapper in _WRAPPERS.items()
-                        if _active == 1 and _NUMPY.get(name) is wrapper]
+                        if alone and _NUMPY.get(name) is wrapper]
         for name in self.swapped:
             _NUMPY[name] = _ORIGINAL[name]
         return self
