@@ -18,7 +18,10 @@ SOURCES = ("autograd", "jax")
 
 def test_import_contracts_hold():
     """The layers, and the two boundaries around the sources, in pyproject.toml."""
-    command = shutil.which("lint-imports")
+    # beside the interpreter running the tests (a venv's bin/ or Scripts/), so that
+    # `.venv/bin/python -m pytest` works without an activated venv; PATH only as a last resort
+    command = (shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+               or shutil.which("lint-imports"))
     assert command is not None, "import-linter is in requirements-dev.txt"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(

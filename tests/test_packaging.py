@@ -64,3 +64,9 @@ def test_wheel_contains_the_marker_the_license_and_the_classifiers(tmp_path):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert b"License-Expression: MIT" in metadata
     assert b"Classifier: Typing :: Typed" in metadata
+
+
+def test_the_readme_venv_leaves_git_status_clean():
+    """The README's first step makes `.venv/` in the checkout: git ignores it."""
+    run = subprocess.run(["git", "check-ignore", "-q", ".venv/bin/python"], cwd=ROOT)
+    assert run.returncode == 0, ".venv/ is not in .gitignore"
