@@ -10,12 +10,12 @@ per op.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Literal, ParamSpec, Sequence, overload
+from typing import Any, Callable, Concatenate, Literal, ParamSpec, Sequence, TypeVar, overload
 
 import numpy as np
 
 from .boundary import (Ownership, Run, name_of, new_tape,  # noqa: F401 (api.new_tape: docs)
-                       one_like, positions_of, scalar_output, seeds_of)
+                       one_like, positions_of, real_run, scalar_output, seeds_of)
 from .checking.gradcheck import check_gradient
 from .engine.collector import collector_paused
 from .engine.result import Constant
@@ -24,8 +24,30 @@ from .rules.signature import is_differentiable
 from .tree import LEAF, tree_flatten
 
 P = ParamSpec("P")
+T = TypeVar("T")  # the differentiated argument's type: its gradient's too (same structure)
 
 _ndarray = np.ndarray
+
+
+# Typed by argnums: the default (the first argument) gives a gradient of that argument's type
+# (the same container of arrays), another gives Any; f's parameters are kept, the differentiated
+# ones positional (as rulebridge requires). One type for f in every overload: mypy then picks the
+# first that matches even when f returns Any (which a user's loss usually does).
+@overload
+def grad(f: Callable[Concatenate[T, P], Any], argnums: Literal[0] = 0, *,
+         has_aux: Literal[False] = False,
+         source: str | None = None) -> Callable[Concatenate[T, P], T]: ...
+
+
+@overload
+def grad(f: Callable[Concatenate[T, P], Any], argnums: Literal[0] = 0, *, has_aux: Literal[True],
+         source: str | None = None) -> Callable[Concatenate[T, P], tuple[T, Any]]: ...
+
+
+@overload
+def grad(f: Callable[Concatenate[T, P], Any], argnums: int | Sequence[int], *,
+         has_aux: bool = False,
+         source: str | None = None) -> Callable[Concatenate[T, P], Any]: ...
 
 
 def grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
@@ -56,7 +78,8 @@ def grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *, has_aux: bool
         sequence, a tuple of those (a position named twice gives two distinct arrays). Every
         returned array is new and writable, and shares memory with nothing the caller holds.
     """
-    value_and_grad_f = value_and_grad(f, argnums, has_aux=has_aux, source=source)
+    value_and_grad_f: Callable[..., tuple[Any, Any]] = value_and_grad(
+        f, argnums, has_aux=has_aux, source=source)
 
     @functools.wraps(f)
     def grad_f(*args: P.args, **kwargs: P.kwargs) -> Any:
@@ -64,6 +87,18 @@ def grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *, has_aux: bool
         return (g, value[1]) if has_aux else g
 
     return grad_f
+
+
+@overload
+def value_and_grad(f: Callable[Concatenate[T, P], Any], argnums: Literal[0] = 0, *,
+                   has_aux: bool = False,
+                   source: str | None = None) -> Callable[Concatenate[T, P], tuple[Any, T]]: ...
+
+
+@overload
+def value_and_grad(f: Callable[Concatenate[T, P], Any], argnums: int | Sequence[int], *,
+                   has_aux: bool = False,
+                   source: str | None = None) -> Callable[Concatenate[T, P], tuple[Any, Any]]: ...
 
 
 def value_and_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
@@ -229,7 +264,7 @@ def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     @functools.wraps(f)
     def elementwise_grad_f(*args: Any, **kwargs: Any) -> Any:
         with collector_paused:
-            run, positions, structure, values, variables, aux = _real_run(
+            run, positions, structure, values, variables, aux = real_run(
                 f, "elementwise_grad", argnums, has_aux, source, args, kwargs)
             ones = [np.ones_like(v) if is_differentiable(v) else None for v in values]
             cts = run.sweep(seeds_of(f, structure, values, variables, ones))
@@ -276,7 +311,7 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     @functools.wraps(f)
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         with collector_paused:
-            run, positions, structure, values, variables, aux = _real_run(
+            run, positions, structure, values, variables, aux = real_run(
                 f, "jacobian", argnums, has_aux, source, args, kwargs)
             run.tape.shed_large_values()
             blocks = [_jacobian_block(run, positions, k, values, variables)
@@ -378,23 +413,3 @@ def _with(args: tuple, positions, values) -> tuple:
     for i, v in zip(positions, values):
         out[i] = v
     return tuple(out)
-
-
-def _real_run(f, what: str, argnums, has_aux, source, args, kwargs) -> tuple:
-    """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real; aux's
-    values with `has_aux` (else None)."""
-    positions = positions_of(f, argnums, len(args))
-    run = Run(f, args, kwargs, positions, True, source)
-    aux = run.split_aux() if has_aux else None
-    structure, values, variables = run.outputs()
-    paths = None
-    for k, v in enumerate(values):
-        if is_differentiable(v) and np.result_type(v).kind == "c":
-            paths = paths or structure.paths("output")
-            raise TypeError(f"{what} of {name_of(f)}: {paths[k]} is complex "
-                            f"({np.result_type(v)}); {what} is defined here for real outputs. "
-                            "Take its real and imaginary parts as two outputs, or use "
-                            "rulebridge.vjp.")
-    return run, positions, structure, values, variables, aux
-
-

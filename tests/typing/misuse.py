@@ -23,4 +23,5 @@ rb.grad(loss)(w, x, 1.0, 2.0)  # error: too many
 rb.grad(loss)(w, x, scale="large")  # error: str for float
 rb.value_and_grad(loss)(w)  # error: x missing
 rb.jacobian(loss)(w, x, sclae=1.0)  # error: no such keyword
+rb.grad(loss)(w=w, x=x)  # error: the differentiated argument is positional
 reveal_type(rb.grad(loss))  # note: the signature

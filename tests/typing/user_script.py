@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any
+from typing import Any, assert_type
 
 import numpy as np
 import numpy.typing as npt
@@ -41,4 +41,17 @@ restored = unflatten(vector)
 worst: float = rb.check_grads(loss, params, x)
 y2, tape = rb.trace(loss, params, x)
 ops: int = len(tape)
+
+
+def pair_loss(p: Pair) -> Any:
+    return np.sum(p.a * p.b)
+
+
+# a gradient has its argument's type: the same dict of arrays, the same namedtuple
+assert_type(g, Params)
+assert_type(g3, Params)
+assert_type(rb.value_and_grad(loss)(params, x)[1], Params)
+assert_type(rb.grad(pair_loss)(Pair(x, x)), Pair)
+assert_type(rb.grad(lambda w: np.sum(w))(x), Any)  # a lambda's parameters are untyped
+assert_type(rb.grad(loss, 1)(params, x), Any)  # another argnums: not typed by argument
 rb.register_container(Pair, lambda p: ((p.a, p.b), None), lambda aux, c: Pair(*c))
