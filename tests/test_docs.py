@@ -1,6 +1,7 @@
 """The documentation builds with Sphinx with warnings as errors and every cross-reference
 resolved (nitpicky), so a broken docstring or a dead link between pages fails the tests."""
 
+import pickle
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,32 @@ def test_api_reference_documents_every_public_name(built):
     text = (built / "api.txt").read_text()
     missing = [name for name in rulebridge.__all__ if f"rulebridge.{name}" not in text]
     assert not missing, f"public names missing from the API reference: {missing}"
+
+
+def _objects(built: Path) -> dict:
+    """What the reference defines, by full name (the names its anchors are made from)."""
+    environment = pickle.loads((built.parent / "doctrees" / "environment.pickle").read_bytes())
+    return environment.domaindata["py"]["objects"]
+
+
+def test_every_public_name_is_defined_once_under_its_own_name(built):
+    objects = _objects(built)
+    assert not [name for name in objects if name.startswith("rulebridge.rulebridge.")]
+    missing = [name for name in rulebridge.__all__ if f"rulebridge.{name}" not in objects]
+    assert not missing, missing
+
+
+def test_api_reference_has_the_scipy_namespace(built):
+    """`rulebridge.scipy` and each of its modules, with how a drop-in behaves."""
+    import rulebridge.scipy as rulebridge_scipy
+
+    objects = _objects(built)
+    for module in ("rulebridge.scipy", *(f"rulebridge.scipy.{m}" for m in rulebridge_scipy.MODULES)):
+        assert module in objects, f"{module} is not in the API reference"
+        assert objects[module].objtype == "module"
+    text = (built / "api.txt").read_text()
+    assert "import rulebridge.scipy.stats as stats" in text  # the package's own docstring
+    assert "rulebridge.scipy.dropin.DropIn" in objects
 
 
 @pytest.mark.parametrize("page, program", [

@@ -53,7 +53,7 @@ def reference() -> str:
         if names:
             text += [title, "-" * len(title), ""]
             text += [_directive(name) for name in names]
-    return "\n".join(text)
+    return "\n".join(text + [scipy_reference()])
 
 
 def _is_error(obj) -> bool:
@@ -90,10 +90,25 @@ def _data_directive(name: str, obj) -> str:
             doc = ModuleAnalyzer.for_module(module_name).find_attr_docs().get(("", name))
             if doc:
                 body = "".join(f"   {line}\n" if line else "\n" for line in doc)
-                return f".. py:data:: rulebridge.{name}\n   :value: {obj!r}\n\n{body}"
+                # the page's currentmodule is rulebridge: the name alone, or its anchor would
+                # be rulebridge.rulebridge.NAME
+                return f".. py:data:: {name}\n   :value: {obj!r}\n\n{body}"
     logger.warning(f"rulebridge.{name} is public but has no documentation: write a `#:` comment "
                    f"above the line of the rulebridge module that assigns it")
-    return f".. py:data:: rulebridge.{name}\n"
+    return f".. py:data:: {name}\n"
+
+
+def scipy_reference() -> str:
+    """`rulebridge.scipy` and each of its modules, from their docstrings, and `DropIn`, what
+    each function of theirs is (last on the page: automodule changes the current module)."""
+    import rulebridge.scipy as namespace
+
+    title = "SciPy's functions: rulebridge.scipy"
+    text = [title, "-" * len(title), "", ".. automodule:: rulebridge.scipy", "   :members: imported",
+            "", ".. autoclass:: rulebridge.scipy.dropin.DropIn", "   :members: sources", ""]
+    for module in namespace.MODULES:  # SciPy's names: documented by SciPy, not repeated here
+        text += [f".. automodule:: rulebridge.scipy.{module}", ""]
+    return "\n".join(text)
 
 
 def _check_docstring(app, what, name, obj, options, lines) -> None:
