@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 import numpy.typing as npt
 
+from .engine.box import Traced
 from .rules.signature import is_differentiable
 from .tree import describe, tree_flatten
 
@@ -26,7 +27,9 @@ def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
     Returns
     -------
     vector : ndarray
-        A new float64 (or complex128) 1-D array; it shares no memory with `tree`.
+        A new float64 (or complex128) 1-D array; it shares no memory with `tree`. Inside a
+        differentiated function, with traced leaves, it is traced too (autograd's pattern
+        ``l2_norm(params)``: ``v, _ = flatten(params); return v @ v``).
     unflatten : callable
         `unflatten(v)` gives `tree`'s structure back with each leaf's shape and dtype: a float32
         leaf is cast back to float32, a Python float comes back as a float, a NumPy scalar as
@@ -53,14 +56,20 @@ def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
                             "complex arrays and scalars go into the vector (their values would "
                             "not survive a round trip through float64). Keep it out of the "
                             "container you flatten, or convert it with .astype(np.float64).")
-        metas.append((type(leaf), dtype, np.shape(leaf)))
+        metas.append((_primal_type(leaf), dtype, np.shape(leaf)))
     sizes = [int(np.prod(shape)) for _, _, shape in metas]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
     complex_ = any(dtype.kind == "c" for _, dtype, _ in metas)
     wide = np.complex128 if complex_ else np.float64
-    vector = np.zeros(offsets[-1], wide)
-    for leaf, start, stop in zip(leaves, offsets, offsets[1:]):
-        vector[start:stop] = np.ravel(leaf)
+    if any(isinstance(leaf, Traced) for leaf in leaves):
+        # inside a differentiated function (autograd's l2_norm(params)): one recorded
+        # concatenate of the raveled leaves, each cast to the vector's dtype, so the gradient
+        # flows back to every leaf
+        vector = np.concatenate([_raveled(leaf, wide) for leaf in leaves])
+    else:
+        vector = np.zeros(offsets[-1], wide)
+        for leaf, start, stop in zip(leaves, offsets, offsets[1:]):
+            vector[start:stop] = np.ravel(leaf)
 
     def unflatten(v: Any) -> Any:
         shape = getattr(v, "shape", None)
@@ -84,3 +93,15 @@ def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
         return structure.unflatten(out)
 
     return vector, unflatten
+
+
+def _primal_type(leaf: Any) -> type:
+    """The type of the value a leaf stands for: a traced leaf's own value's."""
+    while isinstance(leaf, Traced):
+        leaf = leaf._value
+    return type(leaf)
+
+
+def _raveled(leaf: Any, wide: type) -> Any:
+    flat = np.ravel(leaf) if isinstance(leaf, Traced) else np.ravel(np.asarray(leaf))
+    return flat if flat.dtype == wide else flat.astype(wide)
