@@ -20,6 +20,7 @@ from ..errors import TracingError
 from .constants import constant_value, export
 from ..rules.scipy_names import fix_for, scipy_caller
 from ..rules.signature import format_spec, spec_of
+from .index_tricks import install as _install_index_tricks
 from .surface import NdarraySurface, install as _install_surface
 
 # Scalar types a flat rule key spells by their type alone (see `Tape.record`).
@@ -328,6 +329,7 @@ for _name, _function in _BINARY.items():
     setattr(Traced, f"__i{_name}__", _augmented(_function))
 
 _install_surface(Traced)
+_install_index_tricks(Traced)  # np.r_[...], np.c_[...] holding boxes
 
 
 class _UfuncMethod:
