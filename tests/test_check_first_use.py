@@ -80,3 +80,14 @@ def test_the_pytest_plugin_parametrizes_rows_and_offers_assert_rule(pytester):
     result = pytester.runpytest("--rulebridge-source", "autograd", "-k", "mine or tanh",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)  # test_mine, numpy.tanh, numpy.arctanh
+
+
+@pytest.mark.parametrize("x", [1.2, np.float64(1.2), np.array(1.2)],
+                         ids=["float", "float64", "0-d"])
+def test_a_wrong_rule_at_a_traced_scalar_is_refused_not_trusted_unchecked(flipped, x):
+    """A check differentiates the arrays among a call's arguments by default; a traced scalar
+    (a Python float, a NumPy scalar) was left out of the check at first use, which then had
+    nothing to differentiate and passed: a sign-flipped sin gave -cos(x) silently."""
+    with pytest.raises(UnverifiedRuleError, match=r"sign-flipped-sin: fail"):
+        rulebridge.grad(np.sin, source=flipped)(x)
+

@@ -24,10 +24,16 @@ def traced_argnums(args: tuple, traced: Sequence[int] | None) -> tuple[int, ...]
     Returns
     -------
     tuple of int or None
-        None when every differentiable argument is traced (the check's default, whose verdict
-        holds for every subset of them); else the traced positions, the others being constants.
+        None when the traced arguments are the default's (every float or complex array, whose
+        verdict holds for every subset of them); else the traced positions, the others being
+        constants (a traced scalar is always named: the default leaves scalars out).
     """
-    if traced is None or set(differentiable_argnums(args)) <= set(traced):
+    if traced is None:
+        return None
+    # None only when the traced arguments are exactly the default's: a traced scalar (a Python
+    # float, a NumPy scalar) is no array the default differentiates, and a check without it
+    # would have nothing to differentiate and pass
+    if set(differentiable_argnums(args)) == set(traced):
         return None
     return tuple(traced)
 
