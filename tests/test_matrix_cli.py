@@ -153,3 +153,48 @@ def test_jobs_default_to_the_cores_this_process_may_use():
     from rulebridge.checking.matrix import default_jobs
 
     assert default_jobs() == len(os.sched_getaffinity(0))
+
+
+# -- bad options: a clear error, status 2, nothing written (issue 22, section 6) ----------------
+
+
+def refused(argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        matrix_main(argv)
+    assert exit_info.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_a_mistyped_source_checks_nothing_and_overwrites_nothing(flipped, tmp_path, capsys):
+    assert run_matrix(flipped, tmp_path) == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    err = refused(["--source", flipped + "x", "--jobs", "1", "--output", str(tmp_path)], capsys)
+    assert f"--source {flipped}x: no adapter of that name is installed" in err
+    assert flipped in err.split("installed:")[1]  # names what is installed
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_an_output_naming_a_file_is_an_error_not_a_traceback(flipped, tmp_path, capsys):
+    target = tmp_path / "report.md"
+    target.write_text("mine")
+    err = refused(["--source", flipped, "--jobs", "1", "--output", str(target)], capsys)
+    assert "it is a file, not a folder" in err and "Traceback" not in err
+    assert target.read_text() == "mine"
+
+
+def test_a_run_of_fewer_sources_does_not_replace_a_matrix_that_holds_more(flipped, tmp_path,
+                                                                          capsys):
+    held = {"sources": [flipped, "another"], "cells": []}
+    (tmp_path / JSON).write_text(json.dumps(held))
+    (tmp_path / MARKDOWN).write_text("the committed matrix")
+    err = refused(["--source", flipped, "--jobs", "1", "--output", str(tmp_path)], capsys)
+    assert "also holds another, which it would drop" in err and "--output DIR" in err
+    assert json.loads((tmp_path / JSON).read_text()) == held
+    assert (tmp_path / MARKDOWN).read_text() == "the committed matrix"
+
+
+@pytest.mark.parametrize("option, value, says", [("--jobs", "0", "at least 1 process"),
+                                                 ("--progress-every", "-1", "positive")])
+def test_out_of_range_numbers_are_refused(flipped, tmp_path, capsys, option, value, says):
+    err = refused(["--source", flipped, "--output", str(tmp_path), option, value], capsys)
+    assert says in err and not list(tmp_path.iterdir())

@@ -70,9 +70,13 @@ def default_cache() -> Path:
 def main(argv: list[str] | None = None, importers: tuple[Importer, ...] = ()) -> int:
     """`rulebridge matrix ARGS`; `importers` give the rows of functions imported by a layer
     above this one (matrix.Importer: the `rulebridge` command passes the SciPy drop-ins')."""
-    args = parser().parse_args(argv)
+    command = parser()
+    args = command.parse_args(argv)
     folder = Path(args.output)
     md_path, json_path, measured_path = folder / MARKDOWN, folder / JSON, folder / MEASURED
+    problem = bad_options(args, folder, json_path)
+    if problem:
+        command.error(problem)  # exits with status 2, before any check runs or file is written
     sources = args.source
     if args.check:
         stale = version_mismatch(json_path, sources)
@@ -121,6 +125,41 @@ def main(argv: list[str] | None = None, importers: tuple[Importer, ...] = ()) ->
     slowest = sorted(outcome.seconds.items(), key=lambda item: -item[1])[:5]
     print("slowest rows (CPU s): " + ", ".join(f"{name} {s:.1f}" for name, s in slowest))
     return 0
+
+
+def bad_options(args: argparse.Namespace, folder: Path, json_path: Path) -> str:
+    """What is wrong with the options (an unknown source, an output that is not a folder, a run
+    that would replace a matrix holding more sources than it checks), or "" when nothing is."""
+    installed = sorted(REGISTRY.infos())
+    unknown = [name for name in args.source or () if name not in installed]
+    if unknown:
+        return (f"--source {unknown[0]}: no adapter of that name is installed (installed: "
+                f"{', '.join(installed) or 'none'}); e.g. `rulebridge matrix --source "
+                f"{installed[0] if installed else 'NAME'}`, or leave --source out to check "
+                "every installed adapter")
+    if not installed:
+        return "no adapter is installed: pip install rulebridge-jax or rulebridge-autograd"
+    if args.jobs is not None and args.jobs < 1:
+        return f"--jobs {args.jobs}: give at least 1 process (or leave it out: every core)"
+    if args.progress_every <= 0:
+        return f"--progress-every {args.progress_every}: give a positive number of seconds"
+    if folder.exists() and not folder.is_dir():
+        return (f"--output {folder}: it is a file, not a folder; name the folder to write "
+                f"{MARKDOWN} and {JSON} into (e.g. --output {folder.parent or '.'})")
+    if args.check or not json_path.exists():
+        return ""
+    try:
+        held = json.loads(json_path.read_text()).get("sources") or []
+    except (OSError, ValueError, AttributeError):
+        return (f"{json_path} exists but is not a matrix this command wrote; move it away or "
+                "write elsewhere with --output DIR")
+    missing = sorted(set(held) - set(args.source or installed))
+    if missing:
+        return (f"this run would check {', '.join(sorted(set(args.source or installed)))} but "
+                f"{json_path} also holds {', '.join(missing)}, which it would drop: check them "
+                f"too (`rulebridge matrix` checks every installed adapter) or write elsewhere "
+                f"with --output DIR")
+    return ""
 
 
 def version_mismatch(json_path: Path, sources: list[str] | None) -> str:
