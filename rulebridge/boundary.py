@@ -330,6 +330,23 @@ def one_like(value):
     return np.float64(1.0)  # a Python float or int (a complex result was refused above)
 
 
+# The dtype kinds a cotangent may have, by the kind of its output: casting it to the output's
+# dtype loses nothing a derivative means (a complex cotangent for a real output would lose its
+# imaginary part; jax.vjp refuses it too; booleans, strings and objects are not cotangents).
+_COTANGENT_KINDS = {"f": "fiu", "c": "cfiu"}
+
+
+def _cotangent_kind_error(f, path: str, given: np.dtype, dtype: np.dtype) -> str:
+    if given.kind == "c":
+        fix, lost = (f"pass {path}.real if the imaginary part is meant to be dropped, or make "
+                     "that output complex (y + 0j)", "drop its imaginary part")
+    else:
+        fix, lost = f"pass an array of {dtype}", "make a number of what is not one"
+    return (f"the cotangent {path} given to the pullback of {name_of(f)} is {given}, but that "
+            f"output is {dtype}: {fix}. Casting it would {lost} silently (jax.vjp refuses it "
+            "too).")
+
+
 def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:
     """The sweep's seeds from the cotangents of the output's leaves (None: no cotangent)."""
     paths = None
@@ -342,7 +359,12 @@ def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:
             raise ValueError(f"the cotangent {paths[k]} given to the pullback of {name_of(f)} "
                              f"has shape {np.shape(g)}, but that output has shape "
                              f"{np.shape(value)}")
-        g = np.asarray(g, dtype=np.result_type(value))
+        dtype = np.result_type(value)
+        given = np.asarray(g)
+        if given.dtype.kind not in _COTANGENT_KINDS.get(dtype.kind, "fiu"):
+            paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
+            raise TypeError(_cotangent_kind_error(f, paths[k], given.dtype, dtype))
+        g = np.asarray(given, dtype=dtype)
         if isinstance(value, (np.generic, float, complex)):
             g = g[()]
         # One box returned twice (`return y, y`) is one variable: its cotangents add up.
