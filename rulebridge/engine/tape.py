@@ -242,6 +242,8 @@ class Tape:
             structure, items = type(out), out
         elif isinstance(out, (_ndarray, np.generic)) and out.dtype.kind in INEXACT_KINDS:
             structure, items = None, (out,)
+        elif type(out) is float or type(out) is complex:  # np.real(1.5) is NumPy's 1.5 too
+            structure, items = None, (out,)
         elif not is_differentiable(out):
             return out  # a shape, a count, a Python bool: nothing to differentiate
         else:
