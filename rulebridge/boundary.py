@@ -332,7 +332,7 @@ def one_like(value):
 
 # The dtype kinds a cotangent may have, by the kind of its output: casting it to the output's
 # dtype loses nothing a derivative means (a complex cotangent for a real output would lose its
-# imaginary part; jax.vjp refuses it too; booleans, strings and objects are not cotangents).
+# imaginary part, which JAX's vjp refuses too; booleans, strings and objects are not cotangents).
 _COTANGENT_KINDS = {"f": "fiu", "c": "cfiu"}
 
 
@@ -343,8 +343,7 @@ def _cotangent_kind_error(f, path: str, given: np.dtype, dtype: np.dtype) -> str
     else:
         fix, lost = f"pass an array of {dtype}", "make a number of what is not one"
     return (f"the cotangent {path} given to the pullback of {name_of(f)} is {given}, but that "
-            f"output is {dtype}: {fix}. Casting it would {lost} silently (jax.vjp refuses it "
-            "too).")
+            f"output is {dtype}: {fix}. Casting it would {lost} silently.")
 
 
 def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:

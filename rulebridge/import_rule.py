@@ -25,6 +25,7 @@ from .checking.wrapping import Policy, wrap
 from .errors import AdapterError, Declined, ImportRuleError
 from .rules.keys import spelled_for, static_values
 from .rules.registry import REGISTRY
+from .rules.pinned import pinned, refresh
 from .rules.rule import Rule, function_name
 from .rules.signature import (INEXACT_KINDS, Signature, SpecInfo, format_signature,
                               is_differentiable, parse_signature, signature_of)
@@ -87,7 +88,10 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
         imported.probe()  # every import-time error before anything is registered
     for imported in imports:
         REGISTRY.add_import(function, imported.source, imported, trusted=not check)
-    return _differentiable(function)
+    if source is None:
+        refresh(function)
+        return _differentiable(function, function)
+    return _differentiable(function, pinned(function, tuple(i.source for i in imports)))
 
 
 _RESULT_APART: set = set()  # imported functions seen returning a container (a dict, nested)
@@ -111,25 +115,27 @@ def rule_builder(function: Callable, source: str, equivalent: Callable) -> Calla
     return _Import(function, name, adapter, counterpart, None, True).build
 
 
-def _differentiable(function: Callable) -> Callable:
+def _differentiable(function: Callable, recorded: Callable) -> Callable:
+    """The wrapper of `function`, recording `recorded` (`function` pinned to the sources the
+    import named: rulebridge/rules/pinned.py)."""
     @functools.wraps(function)
     def imported(*args, **kwargs):
         tape, apart = traced_call(args, kwargs)
         if tape is None:
             return function(*args, **kwargs)
         if apart or function in _RESULT_APART:  # containers: one op of the call's leaves
-            return record_leaf_call(tape, function, args, kwargs)
+            return record_leaf_call(tape, recorded, args, kwargs)
         if kwargs and any(_contains_box(v) for v in kwargs.values()):
             args, kwargs = _positional(function, args, kwargs)
         try:
-            return tape.record(function, args, kwargs)
+            return tape.record(recorded, args, kwargs)
         except _ContainerResult:
             _RESULT_APART.add(function)
-            return record_leaf_call(tape, function, args, kwargs)
+            return record_leaf_call(tape, recorded, args, kwargs)
 
     imported.__rulebridge_imported__ = function
     # check_rule's view of a call (rulebridge/checking/check.py): containers taken apart
-    imported.__rulebridge_call__ = functools.partial(checked_call, function)
+    imported.__rulebridge_call__ = functools.partial(checked_call, recorded)
     return imported
 
 
@@ -268,7 +274,7 @@ class _Import:
                             argnums=argnums)
         if result.status in ("pass", "fail", "error") and full:
             # a verdict in some arguments says nothing of the key as a whole
-            REGISTRY.set_status(result.function, self.source, result.signature, result.status)
+            REGISTRY.set_status(self.function, self.source, result.signature, result.status)
         if result.status == "fail":
             where = "" if full else with_traced(" at these inputs", argnums)
             raise ImportRuleError(

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..rules.missing import NO_ADAPTER_HINT
 from ..rules.registry import REGISTRY
 from . import render
 from .matrix import (DTYPES, SEED, Importer, Outcome, Plan, default_jobs, made_by, run,
@@ -138,7 +139,7 @@ def bad_options(args: argparse.Namespace, folder: Path, json_path: Path) -> str:
                 f"{installed[0] if installed else 'NAME'}`, or leave --source out to check "
                 "every installed adapter")
     if not installed:
-        return "no adapter is installed: pip install rulebridge-jax or rulebridge-autograd"
+        return f"no adapter is installed. {NO_ADAPTER_HINT}"
     if args.jobs is not None and args.jobs < 1:
         return f"--jobs {args.jobs}: give at least 1 process (or leave it out: every core)"
     if args.progress_every <= 0:

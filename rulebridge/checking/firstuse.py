@@ -92,10 +92,10 @@ class FirstUse(Policy):
                 rule.function(*args, **kwargs)  # the user's own error, as NumPy words it
             results.append(result)
             if result.status == "pass":
-                self.registry.record_check(rule.name, rule.source, key, "pass")
+                self.registry.record_check(rule.function, rule.source, key, "pass")
                 return self._chose(wrapped, mask, rule, "pass")
             if result.status in ("fail", "error"):
-                self.registry.record_check(rule.name, rule.source, key, result.status)
+                self.registry.record_check(rule.function, rule.source, key, result.status)
             elif undecided is None:
                 undecided = (rule, result)
         if undecided is None:

@@ -46,7 +46,7 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     what = (f"the pullback of the {rule.source} rule for {rule.name}{key} raised "
             f"{type(exc).__name__}: {exc}")
     registry = tape.registry
-    registry.record_check(rule.name, rule.source, key, "error")
+    registry.record_check(rule.function, rule.source, key, "error")
     other = None
     if tape.source is None and not _shed(tape, op):
         other = registry.lookup(rule.function, rule.signature, None, config)

@@ -14,17 +14,10 @@ from typing import Callable, Iterable
 from .adapter import Adapter, AdapterInfo, discover
 from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .keys import NO_CONFIGURATION, Configuration, format_key
-from .missing import missing_rule
+from .missing import NO_ADAPTER_HINT, missing_rule, no_rule_message
 from .rule import Rule, function_name
 from .shipped import ShippedStatus
 from .signature import Signature, format_signature
-
-NO_ADAPTER_HINT = (
-    "rulebridge takes its rules from adapters: distributions of their own that register an "
-    "entry point in the group 'rulebridge.adapters' (docs/adapter-contract.md). A checkout of "
-    "rulebridge bundles them under adapters/: `pip install -e adapters/NAME` installs one, "
-    "`pip install -r requirements-dev.txt` (from the checkout's root) all of them")
-
 
 class Registry(ShippedStatus):
     def __init__(self) -> None:
@@ -48,6 +41,7 @@ class Registry(ShippedStatus):
         self._chooser: Callable[[list[Rule], str], Rule] | None = None
         self.trusting = False  # True: use unverified rules unchecked (`rulebridge.trust`)
         self._trusted: set[tuple[Callable, str]] = set()  # (function, source) the user trusts
+        self._only: dict[Callable, tuple[str, ...]] = {}  # function -> the sources source=None asks
 
     def add_status_loader(self, loader: Callable[["Registry"], object]) -> None:
         """Run `loader(registry)` (which calls `set_status`) before the next rule is resolved."""
@@ -211,15 +205,16 @@ class Registry(ShippedStatus):
             self.trusting = trusting
             self._invalidate()
 
-    def record_check(self, function: str, source: str, key: str, status: str) -> None:
+    def record_check(self, function: Callable | str, source: str, key: str, status: str) -> None:
         """A check at a user's inputs decided `status` at `key`, for this process."""
         with self._lock:
+            function = self.subject(function)
             self._checked.setdefault((function, key), {})[source] = status
             self._status[(function, source, key)] = status
             self._invalidate()
 
-    def checked(self, function: str, key: str) -> dict[str, str]:
-        return dict(self._checked.get((function, key), {}))  # {source: status} at users' inputs
+    def checked(self, function: Callable | str, key: str) -> dict[str, str]:
+        return dict(self._checked.get((self.subject(function), key), {}))  # {source: status} at users' inputs
 
     def add_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
         """Run `hook(rule) -> rule` on every rule resolved from now on (e.g.
@@ -255,9 +250,11 @@ class Registry(ShippedStatus):
         text = format_key(signature, config)
         if self._status_loaders:
             self._load_status()
-        names = (source,) if source is not None else self.order(function)
+        names = (source,) if source is not None else self._only.get(function) or self.order(
+            function)
         built: list[Rule] = []
         refusals: list[str] = []
+        here: set[str] = set()  # sources whose status was decided in this process
         for name in names:
             try:
                 adapter = self.adapter(name)
@@ -291,13 +288,17 @@ class Registry(ShippedStatus):
                 refusals.append(f"{name}: broken ({problem})")
                 continue
             shipped = self.shipped_status(rule.name, name, text, imported=builder is not None)
-            rule.status = self._status.get((rule.name, rule.source, text), shipped or rule.status)
+            decided = self._status.get((self.subject(rule.function), rule.source, text))
+            if decided is not None:
+                here.add(name)
+            rule.status = decided or shipped or rule.status
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
             built.append(rule)
         # Never a rule that fails at this key, or raised at a user's inputs in this process; one
         # that raised at the matrix's inputs is checked at the user's. Trusting: as it is.
-        checked = self._checked.get((function_name(function), text), {})
+        checked = self._checked.get((self.subject(built[0].function if built else function),
+                                     text), {})
         if trusting:
             usable = [r for r in built if source is not None or r.status != "fail"]
         else:
@@ -313,12 +314,13 @@ class Registry(ShippedStatus):
         for rule in built:
             what = ("failed the finite-difference check against NumPy" if rule.status == "fail"
                     else "raised or broke the rule contract in its check")
-            where = ("at a call's inputs earlier in this process" if rule.source in checked
+            where = ("at a call's inputs earlier in this process"
+                     if rule.source in checked or rule.source in here
                      else "in the shipped compatibility matrix (compat_matrix.md)")
             refusals.append(f"{rule.source}: its rule {what} at this key, {where}; not used. "
                             "(source=... names another source; rulebridge.trust() uses "
                             "unverified rules unchecked, at your own risk)")
-        raise NoRuleError(self._no_rule_message(function, signature, names, refusals, text))
+        raise NoRuleError(no_rule_message(function, signature, names, refusals, self._loaded, text))
 
     def _ranking(self, function: Callable) -> Callable[[Rule], tuple]:
         """Verified, then unverified, then rules that raised in their check; within a tier the
@@ -334,29 +336,6 @@ class Registry(ShippedStatus):
 
         return rank
 
-    def _no_rule_message(self, function, signature, names, refusals, key=None) -> str:
-        name = function_name(function)
-        lines = [f"rulebridge has no rule for {name}{key or format_signature(signature)}."]
-        if not names:
-            lines.append(f"  No rulebridge adapter is installed. {NO_ADAPTER_HINT}.")
-            return "\n".join(lines)
-        for refusal in refusals:
-            lines.append(f"  {refusal}")
-        families = []
-        for adapter_name in names:
-            adapter = self._loaded.get(adapter_name)
-            if adapter is not None:
-                families += [f"{s}  [{adapter_name}]" for s in adapter.signatures(function)]
-        if families:
-            lines.append(f"  Signatures that exist for {name}:")
-            lines += [f"    {name}{s}" for s in families]
-        lines.append(
-            "  What to do: pass float32/float64/complex128 ndarrays (e.g. x.astype(np.float64); "
-            "np.asarray(m) for an np.matrix, m.filled() for a masked array), use a function an "
-            "adapter covers, or add a rule with rulebridge.import_rule or your own adapter "
-            "(docs/adapter-contract.md).")
-        return "\n".join(lines)
-
     def rules(self) -> list[Rule]:
         seen: dict[int, Rule] = {}
         for cache in list(self._caches.values()):
@@ -365,10 +344,11 @@ class Registry(ShippedStatus):
                     seen.setdefault(id(rule), rule)
         return list(seen.values())
 
-    def set_status(self, function: str, source: str, signature: str, status: str) -> None:
+    def set_status(self, function: Callable | str, source: str, signature: str,
+                   status: str) -> None:
         """Record a check result (`rulebridge matrix` or `check_rule`) used to choose rules."""
         with self._lock:
-            self._status[(function, source, signature)] = status
+            self._status[(self.subject(function), source, signature)] = status
             self._invalidate()
 
     def set_seconds(self, function: str, source: str, signature: str, seconds: float) -> None:
@@ -392,15 +372,28 @@ class Registry(ShippedStatus):
             (self._trusted.add if trusted else self._trusted.discard)((function, source))
             self._shipped_imports.discard((name, source))
             # a new rule: what was checked or timed of an earlier one says nothing about it
-            for key in [k for k in self._status if k[:2] == (name, source)]:
+            for key in [k for k in self._status if k[:2] == (function, source)]:
                 del self._status[key]
             for key, verdicts in self._checked.items():
-                if key[0] == name:
+                if key[0] is function:
                     verdicts.pop(source, None)
             for (timed, _), seconds in self._seconds.items():
                 if timed == name:
                     seconds.pop(source, None)
             self._invalidate()
+
+    def only(self, function: Callable, sources: tuple[str, ...]) -> None:
+        """`source=None` asks only `sources` for `function` (rules/pinned.py); `source=` any."""
+        with self._lock:
+            self._only[function] = sources
+            self._invalidate()
+
+    def subject(self, function: Callable | str) -> Callable | str:
+        """What verdicts are kept under: an imported function itself (two made by one factory
+        share a name), any other (NumPy's, checked by the matrix under it) its name."""
+        if isinstance(function, str) or function in self._imports:
+            return function
+        return function_name(function)
 
     def remove_import(self, function: Callable, source: str | None = None) -> None:
         with self._lock:
