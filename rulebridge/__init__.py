@@ -16,8 +16,8 @@ from .checking.debug import enabled as debug_enabled
 from .engine.box import Traced
 from .engine.tape import Op, Tape
 from .errors import (AdapterError, AdapterWarning, Declined, GradientCheckError, ImportRuleError,
-                     MutationError, NestedDifferentiationError, NoRuleError, RulebridgeError,
-                     RuleContractError, TracingError, UnverifiedRuleError)
+                     MutationError, NestedDifferentiationError, NoRuleError, ReplayError,
+                     RulebridgeError, RuleContractError, TracingError, UnverifiedRuleError)
 from .flat import flatten
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
@@ -135,7 +135,7 @@ __all__ = [
     "register_container",
     "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "CallForward", "CheckResult",
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
-    "NestedDifferentiationError", "NoRuleError", "Op", "Rule", "RuleCheckError",
+    "NestedDifferentiationError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",
     "Traced", "TracingError", "TriangleCall", "UncheckedRuleWarning", "UnverifiedRuleError",
     "adapters", "assert_rule",

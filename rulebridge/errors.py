@@ -41,6 +41,11 @@ class NestedDifferentiationError(RulebridgeError):
     """Differentiating a function that itself differentiates is not supported."""
 
 
+class ReplayError(RulebridgeError, ValueError):
+    """`tape.replay` was given inputs on which the program would decide differently (a branch, a
+    length, a shape) than it did when it was traced."""
+
+
 class MutationError(RulebridgeError):
     """An in-place write the tape cannot represent exactly."""
 

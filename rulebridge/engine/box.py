@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import TracingError
 from .constants import constant_value, export
+from .decisions import ASKED
 from ..rules.scipy_names import fix_for, scipy_caller
 from ..rules.signature import format_spec, spec_of
 from .index_tricks import install as _install_index_tricks
@@ -124,12 +125,12 @@ class Traced:
         return complex(self._refuse("complex()", "Keep it an array."))
 
     def __int__(self):
-        return int(self._refuse(
-            "int()", "Integer values carry no gradient; compute indices from plain arrays."))
+        return self._tape.decided(self._var, "int", int(self._refuse(
+            "int()", "Integer values carry no gradient; compute indices from plain arrays.")))
 
     def __index__(self):
-        return operator.index(self._refuse(
-            "int()", "Integer values carry no gradient; compute indices from plain arrays."))
+        return self._tape.decided(self._var, "index", operator.index(self._refuse(
+            "int()", "Integer values carry no gradient; compute indices from plain arrays.")))
 
     def item(self, *args):
         return self._refuse(".item()", "Index it instead (x[0], x[()]).").item(*args)
@@ -138,26 +139,30 @@ class Traced:
         return self._refuse(".tolist()", "Iterate over it (for row in x) or index it.").tolist()
 
     def __bool__(self) -> bool:
-        return bool(self._value)  # Python control flow on values is allowed
+        # Python control flow on values is allowed; the tape keeps the answer (decisions.py)
+        return self._tape.decided(self._var, "bool", bool(self._value))
 
     # -- ndarray's face ------------------------------------------------------------------------
 
-    # (the rest of ndarray's face, and these setters: rulebridge/engine/surface.py)
-    shape = property(lambda self: np.shape(self._value), NdarraySurface._set_shape)
-    dtype = property(lambda self: self._value.dtype if hasattr(self._value, "dtype")
-                     else np.result_type(self._value), NdarraySurface._set_reinterpreting)
+    # (the rest of ndarray's face, and these setters: rulebridge/engine/surface.py); what the
+    # program reads of a box's layout is a decision the tape keeps (decisions.py)
+    shape = property(lambda self: self._decided("shape"), NdarraySurface._set_shape)
+    dtype = property(lambda self: self._decided("dtype"), NdarraySurface._set_reinterpreting)
     strides = property(NdarraySurface.strides.fget, NdarraySurface._set_reinterpreting)
-    ndim = property(lambda self: np.ndim(self._value))
-    size = property(lambda self: np.size(self._value))
+    ndim = property(lambda self: self._decided("ndim"))
+    size = property(lambda self: self._decided("size"))
     T = property(lambda self: np.transpose(self))
     real = property(lambda self: np.real(self), NdarraySurface._set_real)
     imag = property(lambda self: np.imag(self), NdarraySurface._set_imag)
 
+    def _decided(self, kind: str):
+        return self._tape.decided(self._var, kind, ASKED[kind](self._value))
+
     def __len__(self) -> int:
-        return len(self._value)
+        return self._tape.decided(self._var, "len", len(self._value))
 
     def __iter__(self):
-        for i in range(len(self._value)):
+        for i in range(len(self)):
             yield self[i]
 
     def __getitem__(self, index):

@@ -21,6 +21,7 @@ def shed_large_values(tape) -> None:
     """Shed the large arrays `tape`'s ops hold and their pullbacks do not need. A tape that
     wrote into arrays is left as it is: its sweep restores overwritten values, which a VJP made
     now, at the end of the forward, could read before they are restored."""
+    tape.decisions.clear()  # a tape about to be swept is never replayed: they hold arguments
     if tape.effects is not None or not tape.holds_large:
         return
     tape.holds_large = False  # once: a second call finds nothing left to shed

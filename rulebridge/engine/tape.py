@@ -22,6 +22,7 @@ from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
 from .box import FLAT_SCALARS, NO_KWARGS, Traced
+from .decisions import Decision, check as check_decisions
 from .hooks import NO_WRITES, Effects, Writes
 from .forwards import call_forward
 from .listing import format_dot, format_tape
@@ -69,6 +70,9 @@ class Tape:
         # Set by the first in-place write (rulebridge.writes), which also sets the guard.
         self.effects: Effects | None = None
         self.holds_large = False  # an input or an op's output of LARGE_BYTES or more
+        # What the program decided on traced values (branches, lengths, shapes): the guards of
+        # a replay, in the order taken (rulebridge/engine/decisions.py).
+        self.decisions: list[Decision] = []
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -77,6 +81,13 @@ class Tape:
     def ops(self) -> Sequence[Op]:
         """The recorded ops in order, each an `Op` (read-only; an op's index is its id)."""
         return OpsView(self.entries)
+
+    def decided(self, var: Any, kind: str, outcome: Any, call: Any = None) -> Any:
+        """The program got `outcome` asking `kind` of variable `var`, or from the op `call`
+        (decisions.py); returned."""
+        if not self.finished:
+            self.decisions.append(Decision(len(self.entries), var, kind, outcome, call))
+        return outcome
 
     def new_var(self) -> int:
         var = self.n_vars
@@ -194,7 +205,7 @@ class Tape:
                     residuals = (out, values, None)  # CallResiduals' fields
                 return self.record_output(rule, values, kwargs, inputs, out, residuals)
             if out.dtype.kind not in INEXACT_KINDS:
-                return out
+                return self.decided(inputs, "value", out, (rule, values, kwargs))
             if out.nbytes >= LARGE_BYTES:
                 self.holds_large = True  # see shed_large_values
         var = self.n_vars
@@ -244,8 +255,8 @@ class Tape:
             structure, items = None, (out,)
         elif type(out) is float or type(out) is complex:  # np.real(1.5) is NumPy's 1.5 too
             structure, items = None, (out,)
-        elif not is_differentiable(out):
-            return out  # a shape, a count, a Python bool: nothing to differentiate
+        elif not is_differentiable(out):  # a shape, a count, a bool: nothing to differentiate,
+            return self.decided(inputs, "value", out, (rule, values, kwargs))  # but a decision
         else:
             raise RuleContractError(
                 f"the {rule.source} rule for {rule.describe()} returned a {type(out).__name__} "
@@ -264,6 +275,8 @@ class Tape:
         if any(v is not None for v in outputs):
             self.entries.append((rule, values, kwargs, inputs, tuple(outputs), structure,
                                  residuals))
+        else:  # none carries a gradient (np.nonzero's indices): a decision (decisions.py)
+            self.decided(inputs, "value", out, (rule, values, kwargs))
         return boxed[0] if structure is None else _rebuild(structure, boxed)
 
     def _unbox_sequence(self, function, seq):
@@ -318,13 +331,23 @@ class Tape:
     # -- replay --------------------------------------------------------------------------------
 
     def replay(self, *args: Any) -> Any:
-        """Recompute the recorded path on new values of the traced arguments (same control flow
-        as when it was recorded): the positional arguments `trace` had, containers of the same
-        structure and constants, or one value per traced input (rulebridge/engine/result.py)."""
+        """Recompute the recorded path on new values of the traced arguments: the positional
+        arguments `trace` had, containers of the same structure and constants, or one value per
+        traced input (rulebridge/engine/result.py). Raises ReplayError when the new values would
+        decide differently than the recorded ones (a branch, a length, a shape: decisions.py)."""
         env: dict[int, Any] = {}
         for var, value in zip(self.inputs, bind(self.arguments, self.inputs, args)):
             env[var] = read_only(value) if type(value) is _ndarray else value  # see protect
-        for op in self.ops:
+        decisions, checked = self.decisions, 0
+
+        def rerun(decision):  # an op whose answer was a decision, on the replayed values
+            rule, args, kwargs = decision.call
+            values = tuple(_substitute(a, v, env) for a, v in zip(args, decision.var))
+            return call_forward(rule, values, kwargs, decision.var)[0]
+
+        for position, op in enumerate(self.ops):
+            # the path's decisions taken before this op, on values the replay has computed
+            checked = check_decisions(decisions, checked, position, env, rerun)
             values = tuple(_substitute(a, v, env) for a, v in zip(op.args, op.inputs))
             rule = op.rule
             signature = signature_of(values)
@@ -338,6 +361,7 @@ class Tape:
                 for var, item in zip(op.outputs, out):
                     if var is not None:
                         env[var] = item
+        check_decisions(decisions, checked, len(self.entries), env, rerun)
         return substitute_result(self.outputs, env)
 
     # -- printing ------------------------------------------------------------------------------
