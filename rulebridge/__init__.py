@@ -9,6 +9,7 @@ from .api import check_grads, elementwise_grad, grad, jacobian, trace, value_and
 from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning, assert_rule,
                        check_on_first_use, check_rule, trust)
 from .checking import firstuse as _firstuse
+from .checking import phase_refusal as _phase_refusal
 from .checking import gradcheck as _gradcheck
 from .checking import status as _status
 from .checking.debug import debug
@@ -16,8 +17,9 @@ from .checking.debug import enabled as debug_enabled
 from .engine.box import Traced
 from .engine.tape import Op, Tape
 from .errors import (AdapterError, AdapterWarning, Declined, GradientCheckError, ImportRuleError,
-                     MutationError, NestedDifferentiationError, NoRuleError, ReplayError,
-                     RulebridgeError, RuleContractError, TracingError, UnverifiedRuleError)
+                     MutationError, NestedDifferentiationError, NoDerivativeError, NoRuleError,
+                     ReplayError, RulebridgeError, RuleContractError, TracingError,
+                     UnverifiedRuleError)
 from .flat import flatten
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
@@ -128,6 +130,7 @@ def lookup(function: Callable, signature: Signature, source: str | None = None) 
 # a key they do not cover is checked at its first inputs (rulebridge.trust() turns that off).
 REGISTRY.add_status_loader(_status.install)
 _firstuse.install(REGISTRY)
+_phase_refusal.install(REGISTRY)  # NumPy's complex eigenvectors' phases: no derivative
 _gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
 
 __all__ = [
@@ -135,7 +138,7 @@ __all__ = [
     "register_container",
     "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "CallForward", "CheckResult",
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
-    "NestedDifferentiationError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",
+    "NestedDifferentiationError", "NoDerivativeError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",
     "Traced", "TracingError", "TriangleCall", "UncheckedRuleWarning", "UnverifiedRuleError",
     "adapters", "assert_rule",

@@ -41,6 +41,11 @@ class NestedDifferentiationError(RulebridgeError):
     """Differentiating a function that itself differentiates is not supported."""
 
 
+class NoDerivativeError(RulebridgeError, ValueError):
+    """The differentiated program has no derivative at these inputs: its value depends on a
+    choice NumPy or SciPy makes as it likes (a complex eigenvector's phase)."""
+
+
 class ReplayError(RulebridgeError, ValueError):
     """`tape.replay` was given inputs on which the program would decide differently (a branch, a
     length, a shape) than it did when it was traced."""

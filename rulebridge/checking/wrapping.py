@@ -46,6 +46,10 @@ class Policy:
     def pullback(self, rule: Rule, residuals: Any, g: Any, argnums: tuple) -> Any:
         return rule.pullback(residuals, g, argnums)
 
+    def chosen_residuals(self, residuals: Any) -> Any:
+        """The chosen rule's own residuals within what `forward` returned (the same here)."""
+        return residuals
+
 
 @dataclass(eq=False, repr=False)
 class Wrapped(Rule):
@@ -61,7 +65,7 @@ class Wrapped(Rule):
         if self.policy is None or self.policy.passes_through:
             return self
         chosen, inner = residuals
-        return chosen.used(inner)
+        return chosen.used(self.policy.chosen_residuals(inner))
 
 
 def wrap(rule: Rule, policy: Policy, **changes: Any) -> Wrapped:

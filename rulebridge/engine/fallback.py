@@ -25,7 +25,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..errors import AdapterWarning, RulebridgeError, RuleContractError
+from ..errors import AdapterWarning, NoDerivativeError, RulebridgeError, RuleContractError
 from ..rules.keys import configuration, format_key
 from .protect import WROTE_INTO_INPUT, is_read_only_write
 from .shedding import LARGE_BYTES
@@ -40,6 +40,8 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     rule = op.rule.used(op.residuals)
     config = configuration(rule.function, op.args, op.kwargs)
     key = format_key(rule.signature, config)
+    if isinstance(exc, NoDerivativeError):
+        raise exc  # the program's, not the rule's: no source has a derivative to give
     if is_read_only_write(exc):
         raise RuleContractError(f"the pullback of the {rule.source} rule for {rule.name}{key} "
                                 f"{WROTE_INTO_INPUT} ({exc})") from exc

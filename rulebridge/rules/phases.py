@@ -18,6 +18,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import NoDerivativeError
+from .rule import function_name
+
 PHASES = "__rulebridge_phases__"  # the attribute: a `Phases`
 NUMPY_OPS = (np.sum, np.conj, np.abs, np.expand_dims)
 Ops = tuple[Callable, Callable, Callable, Callable]
@@ -90,3 +93,31 @@ def phase_invariant(cotangent: np.ndarray, vectors: np.ndarray, axis: int = -2) 
     norms = np.sum(np.abs(vectors) ** 2, axis=axis, keepdims=True)
     moved = phase_motion(cotangent, vectors, axis)
     return (cotangent - 1j * moved * np.conj(vectors) / norms).astype(cotangent.dtype)
+
+
+#: NumPy's functions whose complex vectors are fixed only up to a phase each, as LAPACK leaves
+#: them: their imported rules' pullbacks refuse a cotangent that moves with the phases
+#: (`refuse_phase_dependence`), as the `rulebridge.scipy` drop-ins' do (rulebridge/scipy/gauge.py).
+NUMPY_VECTORS = {np.linalg.eigh: Phases({1: -2}), np.linalg.eig: Phases({1: -2})}
+
+
+def refuse_phase_dependence(function: Callable, cotangents: tuple, found: tuple,
+                            aligned: dict[int, int]) -> None:
+    """Refuse a cotangent of complex vectors that moves with their phases: the program's value
+    then depends on a phase LAPACK picks as it likes (the sources' rules differentiate another
+    choice than NumPy's or SciPy's, 10-90% off), and PyTorch refuses the same:
+    `phase_motion` must vanish for every vector of `found`, the call's outputs."""
+    for k, axis in aligned.items():
+        g, vectors = cotangents[k], found[k]
+        if g is None or not np.iscomplexobj(vectors):
+            continue
+        g = np.asarray(g)
+        scale = np.sum(np.abs(g) * np.abs(vectors), axis=axis, keepdims=True)
+        if np.any(np.abs(phase_motion(g, vectors, axis)) >
+                  np.sqrt(np.finfo(vectors.dtype).eps) * scale):
+            raise NoDerivativeError(
+                f"{function_name(function)}: the program depends on the phases of complex "
+                "eigenvectors, which LAPACK picks as it likes (any e^(i t) v is as good): such "
+                "a function of them has no derivative. Use phase-invariant functions of the "
+                "vectors (abs(v) ** 2, v @ v.conj().T, the eigenvalues), or fix a phase "
+                "yourself: v * (v[0].conj() / abs(v[0])) for each column.")

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..rules.phases import NUMPY_OPS, Phases, align_outputs, phase_motion
+from ..rules.phases import NUMPY_OPS, Phases, align_outputs, refuse_phase_dependence
 from ..rules.rule import Rule
 from ..rules.signature import Signature, signature_of
 
@@ -65,26 +65,6 @@ VECTORS: dict[str, Vectors] = {
     "scipy.linalg.qr": Vectors(Phases({0: -2, 1: -1}, complex_too=False),
                                _keyword_in("mode", "full", ("full", "economic"))),
 }
-
-
-def _phase_invariant(function: Callable, cotangents: tuple, found: tuple,
-                     aligned: dict[int, int]) -> None:
-    """Refuse a cotangent of complex vectors that moves with their phases: the program's value
-    then depends on a phase LAPACK picks as it likes, and has no derivative (PyTorch refuses
-    the same): `rules.phases.phase_motion` must vanish for every vector."""
-    for k, axis in aligned.items():
-        g, vectors = cotangents[k], found[k]
-        if g is None or not np.iscomplexobj(vectors):
-            continue
-        scale = np.sum(np.abs(g) * np.abs(vectors), axis=axis, keepdims=True)
-        if np.any(np.abs(phase_motion(g, vectors, axis)) >
-                  np.sqrt(np.finfo(vectors.dtype).eps) * scale):
-            raise ValueError(
-                f"{getattr(function, '__rulebridge_name__', function)}: the program depends on "
-                "the phases of complex eigenvectors, which LAPACK picks as it likes (any "
-                "e^(i t) v is as good): such a function of them has no derivative. Use "
-                "phase-invariant functions of the vectors (abs(v) ** 2, v @ v.conj().T, the "
-                "eigenvalues).")
 
 
 class AlignedImport:
@@ -146,7 +126,7 @@ class AlignedImport:
         def pullback(residuals, g, argnums):
             rule, inner, found, aligned = residuals
             if aligned:
-                _phase_invariant(self.drop_in, g, found, aligned)
+                refuse_phase_dependence(self.drop_in, g, found, aligned)
             return rule.pullback(inner, g, argnums)
 
         return Rule(self.drop_in, signature, forward, pullback, source=plain.source,
