@@ -9,6 +9,7 @@ from .api import check_grads, elementwise_grad, grad, jacobian, trace, value_and
 from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning, assert_rule,
                        check_on_first_use, check_rule, trust)
 from .checking import firstuse as _firstuse
+from .checking import kinks as _kinks
 from .checking import phase_refusal as _phase_refusal
 from .checking import gradcheck as _gradcheck
 from .checking import status as _status
@@ -131,6 +132,7 @@ def lookup(function: Callable, signature: Signature, source: str | None = None) 
 REGISTRY.add_status_loader(_status.install)
 _firstuse.install(REGISTRY)
 _phase_refusal.install(REGISTRY)  # NumPy's complex eigenvectors' phases: no derivative
+_kinks.install(REGISTRY)  # a norm at zero: the subgradient 0, not NaN
 _gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
 
 __all__ = [

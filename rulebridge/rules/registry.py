@@ -31,6 +31,7 @@ class Registry(ShippedStatus):
         self._status: dict[tuple[str, str, str], str] = {}  # (function, source, signature) -> status
         self._init_shipped()
         self._resolve_hooks: list[Callable[[Rule], Rule]] = []
+        self._build_hooks: list[Callable[[Rule], Rule]] = []  # on each rule an adapter builds
         self._seconds: dict[tuple[str, str], dict[str, float]] = {}  # (function, signature) -> {source: s}
         self._imports: dict[Callable, dict[str, Callable[[Signature], Rule]]] = {}
         # Loaders of the shipped status, run before the first rule is resolved, not at import.
@@ -216,12 +217,14 @@ class Registry(ShippedStatus):
     def checked(self, function: Callable | str, key: str) -> dict[str, str]:
         return dict(self._checked.get((self.subject(function), key), {}))  # {source: status} at users' inputs
 
-    def add_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
+    def add_resolve_hook(self, hook: Callable[[Rule], Rule], built: bool = False) -> None:
         """Run `hook(rule) -> rule` on every rule resolved from now on (e.g.
-        `rulebridge.check_on_first_use`); the rule caches are cleared."""
+        `rulebridge.check_on_first_use`), or with `built` on every rule an adapter builds,
+        before it is checked or chosen; the rule caches are cleared."""
         with self._lock:
-            if hook not in self._resolve_hooks:
-                self._resolve_hooks.append(hook)
+            hooks = self._build_hooks if built else self._resolve_hooks
+            if hook not in hooks:
+                hooks.append(hook)
             self._invalidate()
 
     def remove_resolve_hook(self, hook: Callable[[Rule], Rule]) -> None:
@@ -287,6 +290,8 @@ class Registry(ShippedStatus):
                 warnings.warn(str(problem), AdapterWarning, stacklevel=2)
                 refusals.append(f"{name}: broken ({problem})")
                 continue
+            for hook in self._build_hooks:
+                rule = hook(rule)
             shipped = self.shipped_status(rule.name, name, text, imported=builder is not None)
             decided = self._status.get((self.subject(rule.function), rule.source, text))
             if decided is not None:
