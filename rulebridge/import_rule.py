@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import warnings
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from .rules.adapter import Adapter
-from .checking import UncheckedRuleWarning
 from .checking.arguments import traced_argnums, with_traced
 from .checking.check import check_call
 from .checking.wrapping import Policy, wrap
-from .errors import AdapterError, Declined, ImportRuleError
+from .errors import AdapterError, Declined, ImportRuleError, UnverifiedRuleError
 from .rules.keys import spelled_for, static_values
 from .rules.registry import REGISTRY
 from .rules.pinned import pinned, refresh
@@ -272,8 +270,9 @@ class _Import:
             argnums = inexact_positions(args)  # a call's leaves: its float scalars too
         result = check_call(rule, args, kwargs,  # kwargs are the call's, never the check's
                             argnums=argnums)
-        if result.status in ("pass", "fail", "error") and full:
-            # a verdict in some arguments says nothing of the key as a whole
+        if result.settled and full:
+            # a verdict in some arguments says nothing of the key as a whole, nor one at inputs
+            # where the check could not decide or the rule raised
             REGISTRY.set_status(self.function, self.source, result.signature, result.status)
         if result.status == "fail":
             where = "" if full else with_traced(" at these inputs", argnums)
@@ -287,9 +286,13 @@ class _Import:
                 f"the rule imported for {self.what} broke in its check against "
                 f"{function_name(self.function)} itself, before its first use: "
                 f"{result.describe()}{self.legend}")
-        if result.status == "inconclusive":
-            warnings.warn(f"{self.what} is used unverified at these inputs: {result.reason}",
-                          UncheckedRuleWarning, stacklevel=2)
+        if result.status == "inconclusive":  # refused here; the next call is checked again
+            raise UnverifiedRuleError(
+                f"the rule imported for {self.what} could not be checked at these inputs, so it "
+                f"is not used for this call: {result.reason}. Nothing is decided: the next "
+                "call's inputs are checked again. What to do: call it at inputs inside the "
+                "function's smooth domain, or import it with check=False to use it unverified."
+                f"{self.legend}", [result])
 
     @property
     def legend(self) -> str:

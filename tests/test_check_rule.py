@@ -78,8 +78,10 @@ def test_a_forward_that_mutates_its_input_is_an_error(x64):
 
 
 def test_a_rule_returning_nan_never_passes(x64):
+    # nor fails the key: where central differences are finite, a derivative that does not
+    # exist (a root at 0: they are symmetric there) looks the same (issue 22, section 4)
     result = check_rule(_rule_for_sin(x64, lambda r, g, a: (g * np.cos(r[0]) * np.nan,)), x64)
-    assert result.status == "fail", result
+    assert result.status == "inconclusive" and not result.settled, result
     assert "not finite" in result.reason
 
 

@@ -1,9 +1,11 @@
 """A rule that raises inside its pullback during the sweep, at a key where it was trusted (a
 status verified it there, or it passed the check at an earlier call's inputs): never a raw crash.
-The key is marked failed for that source for the process; with `source=None` the op's gradient
+With `source=None` the op's gradient
 comes from the next source's rule, re-run on the op's own arguments; with a named source, or
 where re-running is not possible, a RuleContractError names the function, the key, the source,
-the exception and the sources to say instead."""
+the exception and the sources to say instead. A pullback that raises never returns a wrong number,
+so one awkward input does not demote the source at the key: the next call uses it again where it
+works (issue 22, section 4)."""
 
 from __future__ import annotations
 
@@ -102,14 +104,14 @@ def test_after_a_check_passed_a_raising_pullback_falls_back_to_the_next_source(b
     text = "\n".join(str(w.message) for w in caught)
     _assert_names_everything(text, brittle, large)
     assert "autograd" in text
-    assert rb.REGISTRY.checked("numpy.sin", _key(large))[brittle] == "error"
+    assert rb.REGISTRY.checked("numpy.sin", _key(large))[brittle] == "pass"  # not demoted
 
     before = Brittle.pullbacks
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        g = rb.grad(_program)(small)  # marked failed: not used again in this process
+        g = rb.grad(_program)(small)  # brittle works here, and is used again
     np.testing.assert_allclose(g, np.sin(small) + small * np.cos(small))
-    assert Brittle.pullbacks == before
+    assert Brittle.pullbacks > before
 
 
 def test_a_verified_key_whose_pullback_raises_in_the_checked_gradient_itself(brittle):
@@ -124,12 +126,13 @@ def test_a_verified_key_whose_pullback_raises_in_the_checked_gradient_itself(bri
         g = rb.grad(f)(x)
     np.testing.assert_allclose(g, 10.0 * np.cos(x), rtol=1e-12)
     _assert_names_everything("\n".join(str(w.message) for w in caught), brittle, x)
-    assert rb.REGISTRY.checked("numpy.sin", _key(x))[brittle] == "error"
+    assert rb.REGISTRY.checked("numpy.sin", _key(x))[brittle] == "pass"
 
 
-def test_the_source_marked_failed_is_the_candidate_the_check_chose():
+def test_the_source_named_is_the_candidate_the_check_chose():
     # The preferred source fails its check at first use, brittle (next) passes and is used,
-    # then raises in the sweep: brittle is named and marked failed, not the preferred one.
+    # then raises in the sweep: brittle is named, and the gradient comes from a third source,
+    # never from the one that failed its check.
     x = _fresh(21, Brittle.name, -0.9, 0.9)
 
     def f(a):
@@ -143,7 +146,7 @@ def test_the_source_marked_failed_is_the_candidate_the_check_chose():
     _assert_names_everything(text, Brittle.name, x)
     assert SignFlippedSin.name not in text, text
     verdicts = rb.REGISTRY.checked("numpy.sin", _key(x))
-    assert verdicts[Brittle.name] == "error" and verdicts[SignFlippedSin.name] == "fail"
+    assert verdicts[Brittle.name] == "pass" and verdicts[SignFlippedSin.name] == "fail"
 
 
 def test_a_shipped_pass_whose_pullback_raises_with_a_named_source_says_which_to_use(brittle):
@@ -156,8 +159,8 @@ def test_a_shipped_pass_whose_pullback_raises_with_a_named_source_says_which_to_
     _assert_names_everything(text, brittle, x)
     assert "source='autograd'" in text and "source='jax'" in text, text
     assert isinstance(info.value.__cause__, FloatingPointError)
-    with pytest.raises(rb.NoRuleError, match=f"{brittle}: .*earlier in this process"):
-        rb.vjp(np.sin, x / 3.0, source=brittle)
+    _, pullback = rb.vjp(np.sin, x / 3.0, source=brittle)  # where it works, it still serves
+    np.testing.assert_allclose(pullback(np.ones_like(x))[0], np.cos(x / 3.0))
 
 
 def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(brittle):

@@ -94,7 +94,9 @@ def test_a_preferred_source_that_fails_at_first_use_is_passed_over(adapter):
     g = rb.grad(lambda x: np.sum(np.sin(x)))(x)
     np.testing.assert_allclose(g, np.cos(x))
     verdicts = rb.REGISTRY.checked("numpy.sin", rb.format_signature(rb.signature_of((x,))))
-    assert verdicts[adapter] in ("fail", "error") and "pass" in verdicts.values()
+    # a wrong gradient fails the key; a rule that raised is passed over for this call only
+    assert verdicts.get(adapter) == ("fail" if adapter == SignFlipped.name else None)
+    assert "pass" in verdicts.values()
 
 
 @pytest.mark.parametrize("adapter", [SignFlipped, Raising], indirect=True)
@@ -106,8 +108,11 @@ def test_a_named_source_that_fails_raises_naming_function_key_result_and_fix(ada
     assert f"numpy.sin{rb.format_signature(rb.signature_of((x,)))}" in message
     assert adapter in message and ("finite differences" in message or "raised" in message)
     assert "rulebridge.trust" in message and "source=" in message
-    # the verdict is kept: the next call says so without checking again
-    with pytest.raises(rb.NoRuleError, match=f"{adapter}: its rule .* earlier in this process"):
+    # a failure is kept: the next call says so without checking again; a rule that raised
+    # decided nothing about the key, and the next call's inputs are checked again
+    kept = f"{adapter}: its rule .* earlier in this process"
+    with pytest.raises(rb.NoRuleError, match=kept if adapter == SignFlipped.name else
+                       "could not be checked at these inputs"):
         rb.vjp(np.sin, x, source=adapter)
 
 

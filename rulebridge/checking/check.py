@@ -26,9 +26,9 @@ from ..rules.registry import REGISTRY
 from ..rules.rule import CallForward, Rule, function_name
 from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable, signature_of
 from .arguments import differentiable_argnums
-from .fd import (_pair, _random_like, directional, flat_outputs, phase_fixed, phase_free,
-                 widen)
-from .result import CheckResult
+from .fd import (_pair, _random_like, at_a_kink, directional, flat_outputs, phase_fixed,
+                 phase_free, widen)
+from .result import RAISED, CheckResult
 
 # (rtol, atol) by the lowest precision involved. float32 rules compute in float32, so their
 # cotangents carry ~1e-7 relative rounding amplified by the conditioning of the function.
@@ -241,12 +241,18 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
                                            "beyond the tolerance: the function is not smooth "
                                            "enough at these inputs to decide",
                            f"relative {abs(rhs - rhs_coarse) / scale:.1e} > {rtol:.0e}")
-        if not np.isfinite(lhs):
-            raise _FailedAt(float("inf"), "the rule's cotangent is not finite where NumPy's "
-                                          "function is smooth")
+        if not np.isfinite(lhs):  # finite differences can miss a kink (a root at 0)
+            raise _Verdict("inconclusive", "the rule's cotangent is not finite at these inputs, "
+                                           "where finite differences are: the derivative may "
+                                           "not exist here (a square root or a norm at 0)")
         error = abs(lhs - rhs) / scale if scale > 0 else abs(lhs - rhs)
         worst = max(worst, error)
         if error > rtol:
+            if at_a_kink(phase_fixed(function, expected), wide_args, kwargs, argnums, xdot,
+                         selected, ybar_sel, rtol * scale):
+                raise _Verdict("inconclusive", "the function has a kink or a jump at these "
+                                               "inputs (its forward and backward differences "
+                                               "disagree at every step): no derivative to check")
             raise _FailedAt(error, "Re<xbar, xdot> from the rule differs from Re<ybar, J xdot> "
                                    "from finite differences beyond the tolerance",
                             f"Re<xbar, xdot> = {lhs:.9g} from the rule, Re<ybar, J xdot> = "
@@ -262,7 +268,7 @@ def _call(stage: str, fn: Callable, *args):
     except ImportRuleError:
         raise  # the user's import is wrong, not the rule under check: say so as it says
     except Exception as exc:
-        raise _Verdict("error", f"its {stage} raised {type(exc).__name__}: {exc}") from None
+        raise _Verdict("error", f"{RAISED % stage} {type(exc).__name__}: {exc}") from None
 
 
 def _pullback(rule: Rule, residuals, ybar, argnums, args) -> list:

@@ -103,6 +103,36 @@ def directional(function: Callable, args: tuple, kwargs: dict, argnums: Sequence
     return coarse, fine
 
 
+def at_a_kink(function: Callable, args: tuple, kwargs: dict, argnums: Sequence[int],
+              xdot: Sequence[Any], selected: Sequence[int], ybar: Sequence[Any],
+              tolerance: float) -> bool:
+    """Do the forward and backward differences along `xdot` (paired with the cotangents `ybar`
+    of the outputs `selected`) stay apart by more than `tolerance` as the step shrinks from h to
+    h/8? Where the function is smooth their gap is about h times its curvature, so it shrinks
+    eightfold; at a kink (`abs` at 0, a norm at 0) it stays, at a jump it grows. Central
+    differences are symmetric and look smooth there, so a disagreement with them decides
+    nothing: the check asks this before it fails a rule. `args` must already be widened."""
+    try:
+        coarse, fine = _kink_gaps(function, args, kwargs, argnums, xdot, selected, ybar)
+    except Exception:
+        return False  # the central differences ran at these steps: the verdict is theirs
+    return fine > tolerance and fine > 0.5 * coarse
+
+
+def _kink_gaps(function, args, kwargs, argnums, xdot, selected, ybar) -> tuple:
+    h = step_for(args, argnums, xdot)
+    base = flat_outputs(function(*args, **kwargs))
+
+    def gap(step: float) -> float:
+        plus = flat_outputs(function(*_moved(args, argnums, xdot, step), **kwargs))
+        minus = flat_outputs(function(*_moved(args, argnums, xdot, -step), **kwargs))
+        return abs(sum(_pair(y, (np.asarray(plus[k]) - 2 * np.asarray(base[k])
+                                 + np.asarray(minus[k])) / step)
+                       for y, k in zip(ybar, selected)))
+
+    return gap(h), gap(h / 8)
+
+
 def phase_fixed(function: Callable, at: Any) -> Callable:
     """`function`, with the vectors it declares fixed up to phases (`rules/phases.py`) aligned
     to `at`'s (its outputs at the point differentiated): finite differences of it follow the

@@ -13,9 +13,12 @@ every later call at that key in this process goes straight to the chosen rule. A
 that fails, raises or breaks the contract is never used. When none passes, the call raises
 `UnverifiedRuleError` naming the function, the key, each source's result and what to do.
 
-Where finite differences cannot decide at the inputs (a kink, a tie, a non-finite value) the
-first such candidate is used with an `UncheckedRuleWarning`, and the key is checked again at the
-next call's inputs, up to `ATTEMPTS` times.
+Only a conclusive verdict (`CheckResult.settled`: a pass, a disagreement with finite
+differences, a broken contract) is recorded for the key. Where finite differences cannot decide
+at the inputs (a kink, a tie, a value that is not finite, a derivative that does not exist there)
+or a rule raised at them (a shape or value it does not handle), that candidate is passed over
+for this call only: when no candidate passes, the call is refused with `UnverifiedRuleError`,
+and the next call's inputs are checked again. One awkward input never decides the key.
 
 `trust()` turns this off: unverified rules are used unchecked, as the user asked.
 """
@@ -23,21 +26,19 @@ next call's inputs, up to `ATTEMPTS` times.
 from __future__ import annotations
 
 import threading
-import warnings
 
-from ..errors import UnverifiedRuleError
+from ..errors import ImportRuleError, UnverifiedRuleError
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
 from .arguments import traced_argnums, with_traced
 from .check import NUMPY_RAISED, check_call
-from .result import CheckResult
+from .result import RAISED, CheckResult
 from .wrapping import Policy, Wrapped, wrap
 
-ATTEMPTS = 3  # checks of a key that finite differences cannot decide before it is settled
-
-
 class UncheckedRuleWarning(UserWarning):
-    """Finite differences could not decide a rule at the user's inputs (a kink, a tie)."""
+    """Kept for code that filters it: a rule that could not be checked at the user's inputs
+    (a kink, a tie) is refused for that call now (`UnverifiedRuleError`), not used with this
+    warning."""
 
 
 class FirstUse(Policy):
@@ -50,10 +51,8 @@ class FirstUse(Policy):
         self.candidates = tuple(candidates)
         self.key = key
         self.registry = registry
-        # by traced arguments (`traced_argnums`; None: every differentiable one): the rule
-        # chosen, and how often finite differences could not decide
+        # by traced arguments (`traced_argnums`; None: every differentiable one): the rule chosen
         self.chosen: dict = {}
-        self.attempts: dict = {}
         self.lock = threading.Lock()
 
     @property
@@ -67,53 +66,46 @@ class FirstUse(Policy):
     def select(self, wrapped: Wrapped, args: tuple, kwargs, traced=None) -> Rule:
         mask = traced_argnums(args, traced)
         rule = self.chosen.get(mask)
-        if rule is None or self.attempts.get(mask):
+        if rule is None:
             with self.lock:
                 rule = self._pick(wrapped, args, kwargs, mask)
         return rule
 
     def _pick(self, wrapped: Wrapped, args: tuple, kwargs, mask) -> Rule:
-        if self.chosen.get(mask) is not None and not self.attempts.get(mask):
+        if self.chosen.get(mask) is not None:
             return self.chosen[mask]  # another thread decided while this one waited
         key = with_traced(self.key, mask)
         earlier = self.registry.checked(wrapped.name, key)  # a wrapper made again after a reset
         results: list[CheckResult] = []
-        undecided = None
+        refused: list[ImportRuleError] = []  # imports' own verifications that refused them
         for rule in self.candidates:
             if earlier.get(rule.source) == "pass":
-                return self._chose(wrapped, mask, rule, "pass")
+                return self._chose(wrapped, mask, rule)
             if earlier.get(rule.source) in ("fail", "error"):
                 results.append(CheckResult(rule.name, rule.source, key, earlier[rule.source],
                                            None, 0.0, 0, 0, f"{earlier[rule.source]} at an "
                                            "earlier call's inputs in this process"))
                 continue
-            result = check_call(rule, args, kwargs, argnums=mask)
+            try:
+                result = check_call(rule, args, kwargs, argnums=mask)
+            except ImportRuleError as exc:  # an import's own verification refused it here
+                refused.append(exc)
+                result = CheckResult(rule.name, rule.source, key, "error", None, 0.0, 0, 0,
+                                     f"{RAISED % 'import'} ImportRuleError: {exc}")
             if result.status == "error" and result.reason.startswith(NUMPY_RAISED):
                 rule.function(*args, **kwargs)  # the user's own error, as NumPy words it
             results.append(result)
             if result.status == "pass":
                 self.registry.record_check(rule.function, rule.source, key, "pass")
-                return self._chose(wrapped, mask, rule, "pass")
-            if result.status in ("fail", "error"):
+                return self._chose(wrapped, mask, rule)
+            if result.settled:  # a conclusive verdict about the key, not these inputs
                 self.registry.record_check(rule.function, rule.source, key, result.status)
-            elif undecided is None:
-                undecided = (rule, result)
-        if undecided is None:
-            raise UnverifiedRuleError(_no_rule_passed(wrapped.name, key, results), results)
-        rule, result = undecided
-        attempts = self.attempts.get(mask, 0) + 1
-        settled = attempts >= ATTEMPTS
-        self._chose(wrapped, mask, rule, "inconclusive")
-        self.attempts[mask] = 0 if settled else attempts
-        warnings.warn(f"{rule.name}{key} from {rule.source} could not be checked at these "
-                      f"inputs: {result.reason}. It is used unverified"
-                      + (" from now on." if settled else "; the next call's inputs are checked."),
-                      UncheckedRuleWarning, stacklevel=5)
-        return rule
+        if refused and len(results) == 1:
+            raise refused[0]  # the one import there is: its own words say what is wrong
+        raise UnverifiedRuleError(_no_rule_passed(wrapped.name, key, results), results)
 
-    def _chose(self, wrapped: Wrapped, mask, rule: Rule, status: str) -> Rule:
-        self.chosen[mask], wrapped.status = rule, status
-        self.attempts.pop(mask, None)
+    def _chose(self, wrapped: Wrapped, mask, rule: Rule) -> Rule:
+        self.chosen[mask], wrapped.status = rule, "pass"
         return rule
 
 
@@ -123,9 +115,23 @@ def choose(candidates: list[Rule], key: str, registry: Registry = REGISTRY) -> R
 
 
 def _no_rule_passed(name: str, key: str, results: list[CheckResult]) -> str:
-    lines = [f"no rule for {name}{key} passed its check at these inputs, so "
-             "none is used (a wrong gradient is never returned):"]
+    if not any(r.settled for r in results):
+        lines = [f"the rules for {name}{key} could not be checked at these inputs, so none is "
+                 "used for this call (a wrong gradient is never returned); nothing is decided "
+                 "about the key: the next call's inputs are checked again:"]
+    else:
+        lines = [f"no rule for {name}{key} passed its check at these inputs, so "
+                 "none is used (a wrong gradient is never returned):"]
     lines += [f"  {r.source}: {r.status}: {r.reason}" for r in results]
+    if not any(r.settled for r in results):
+        lines.append(
+            "  At these inputs finite differences cannot decide (a kink, a tie, a value that "
+            "is not finite, a derivative that does not exist), or a rule raised. What to do: "
+            "call the gradient at inputs inside the function's smooth domain (away from 0 "
+            "for a square root or a norm), name a source whose rule handles them "
+            f"(source='NAME', or rulebridge.prefer({name}, 'NAME')), or rulebridge.trust() to "
+            "use the rule unchecked, at your own risk.")
+        return "\n".join(lines)
     sources = [r.source for r in results]
     lines.append(
         "  The check compares each source's pullback with central differences of NumPy's own "

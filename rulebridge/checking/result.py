@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 STATUSES = ("pass", "fail", "error", "inconclusive")
+# How the reason of an "error" starts when the rule (or NumPy's function) raised at the inputs:
+# a verdict about those inputs, not about the key (`CheckResult.settled`).
+RAISED = "its %s raised"
+_RAISED_HERE = ("its forward raised", "its pullback raised", "its unary_vjp raised",
+                "its unary_vjp's VJP raised", "NumPy's own")
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,16 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.status == "pass"
+
+    @property
+    def settled(self) -> bool:
+        """Does the verdict hold for the key, not only at these inputs? A pass, a fail (a
+        conclusive disagreement) and a broken contract (a mutated input, a cotangent of the
+        wrong shape) do; "inconclusive" and a rule that raised at these inputs (a value or a
+        shape it does not handle) do not: those refuse one call, and the next is checked."""
+        if self.status == "error":
+            return not self.reason.startswith(_RAISED_HERE)
+        return self.status in ("pass", "fail")
 
     def __bool__(self) -> bool:
         return self.passed

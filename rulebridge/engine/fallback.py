@@ -2,19 +2,20 @@
 
 A rule is used at a key because a status verified it there (the shipped matrix, or its check at
 an earlier call's inputs); its source's VJP can still raise at other inputs of that key (a value
-or a cotangent it does not handle). That must never reach the user as a crash inside a source.
-The key is marked failed for that source for the rest of the process (the registry then never
-chooses it there), and:
+or a cotangent it does not handle: autograd's det at a singular matrix). That must never reach
+the user as a crash inside a source. Nor does it say the rule is wrong where it works: a pullback
+that raises never returns a wrong number, so the verdict at the key stands (one awkward input
+does not demote a source for the process), and:
 
-- with `source=None`, the op's cotangents come from the rule the registry now chooses at that
-  key, run on the op's own arguments: its forward, then its pullback. That is sound because the
-  sweep has put every argument back to its value at the forward (it undoes writes as it passes
-  them), and that rule is verified at the key or checked at these arguments before it is used.
-  An `AdapterWarning` says what happened.
+- with `source=None`, the op's cotangents come from the next source's rule at that key, in
+  preference order, run on the op's own arguments: its forward, then its pullback. That is sound
+  because the sweep has put every argument back to its value at the forward (it undoes writes as
+  it passes them), and that rule is verified at the key or checked at these arguments before it
+  is used. An `AdapterWarning` says what happened.
 - with a named source, where no other source has a rule, or where the op's arguments are gone
   (large arrays the tape shed before the sweep: rulebridge/engine/shedding.py), a
   `RuleContractError` names the function, the key, the source, the exception and the sources to
-  name instead; the next call at the key uses one of them.
+  name instead.
 
 A rule that wrote into its read-only input broke the contract: that is reported as such, never
 retried.
@@ -48,14 +49,11 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     what = (f"the pullback of the {rule.source} rule for {rule.name}{key} raised "
             f"{type(exc).__name__}: {exc}")
     registry = tape.registry
-    registry.record_check(rule.function, rule.source, key, "error")
     other = None
     if tape.source is None and not _shed(tape, op):
-        other = registry.lookup(rule.function, rule.signature, None, config)
-        if other.missing or other.source == rule.source:
-            other = None
+        other = next(_other_rules(registry, rule, config), None)
     if other is None:
-        raise RuleContractError(_explained(what, rule, registry, config)) from exc
+        raise RuleContractError(_explained(what, rule, registry, config, tape)) from exc
     try:
         _, residuals = other.forward(op.args, op.kwargs)
         cts = other.pullback(residuals, g, argnums)
@@ -64,11 +62,24 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     except Exception as second:
         raise RuleContractError(f"{what}; the {other.source} rule used instead raised "
                                 f"{type(second).__name__}: {second}") from exc
-    warnings.warn(f"{what}, at a key where it was trusted. That key is marked failed for "
-                  f"{rule.source} in this process, and this op's gradient was computed with the "
-                  f"{other.source} rule instead (report the failure to {rule.source}'s authors).",
+    warnings.warn(f"{what}, at a key where it was trusted. This op's gradient was computed "
+                  f"with the {other.source} rule instead; {rule.source}'s stays in use at the "
+                  f"key where it works (report the failure to {rule.source}'s authors).",
                   AdapterWarning, stacklevel=2)
     return cts
+
+
+def _other_rules(registry, rule, config):
+    """The rules of the other sources at the op's key, in preference order."""
+    for name in map(str, registry.order(rule.function)):
+        if name == rule.source:
+            continue
+        try:
+            found = registry.lookup(rule.function, rule.signature, name, config)
+        except RulebridgeError:
+            continue
+        if not found.missing:
+            yield found
 
 
 def _shed(tape: Tape, op) -> bool:
@@ -79,25 +90,21 @@ def _shed(tape: Tape, op) -> bool:
         for value, var in zip(op.args, op.inputs))
 
 
-def _explained(what: str, rule, registry, config) -> str:
-    others = []
-    for name in map(str, registry.order(rule.function)):
-        if name == rule.source:
-            continue
-        try:
-            found = registry.lookup(rule.function, rule.signature, name, config)
-        except RulebridgeError:
-            continue
-        if not found.missing:
-            others.append(name)
+def _explained(what: str, rule, registry, config, tape: Tape) -> str:
+    others = [found.source for found in _other_rules(registry, rule, config)]
     if others:
         say = ", ".join(f"source={name!r}" for name in others)
         fix = (f"Name another source that has a rule here ({say}, or "
                f"rulebridge.prefer({rule.name}, {others[0]!r}) for this function alone); with "
-               "source=None the next call at this key uses one")
+               "source=None an op whose pullback raises gets its gradient from one")
+        if tape.source is None:  # its arguments were shed: this call cannot be run again
+            registry.record_check(rule.name, rule.source, format_key(rule.signature, config),
+                                  "error")
+            fix += (f". The arguments of this op were too large to keep, so {rule.source} is "
+                    "passed over at this key for the rest of the process: the next call uses "
+                    "another source")
     else:
         fix = ("No other installed source has a rule here: install one, or write the "
                "computation with functions whose rules work at these inputs")
-    return (f"{what}, at a key where it was trusted. That key is marked failed for "
-            f"{rule.source} in this process. {fix}. Report the failure to {rule.source}'s "
-            "authors.")
+    return (f"{what}, at a key where it was trusted. {fix}. Report the failure to "
+            f"{rule.source}'s authors.")
