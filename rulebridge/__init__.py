@@ -12,6 +12,7 @@ from .checking import firstuse as _firstuse
 from .checking import kinks as _kinks
 from .checking import phase_refusal as _phase_refusal
 from .checking import gradcheck as _gradcheck
+from .checking import regimes as _regimes
 from .checking import status as _status
 from .checking.debug import debug
 from .checking.debug import enabled as debug_enabled
@@ -124,6 +125,8 @@ def lookup(function: Callable, signature: Signature, source: str | None = None) 
     NoRuleError
         When no adapter has a rule there; the message gives each adapter's reason.
     """
+    if getattr(function, "__rulebridge_dropin__", False):  # rulebridge.scipy's DropIn
+        function.sources  # imports the drop-in's rules, as its first traced call would
     return REGISTRY.require(function, signature, source)
 
 
@@ -133,6 +136,7 @@ REGISTRY.add_status_loader(_status.install)
 _firstuse.install(REGISTRY)
 _phase_refusal.install(REGISTRY)  # NumPy's complex eigenvectors' phases: no derivative
 _kinks.install(REGISTRY)  # a norm at zero: the subgradient 0, not NaN
+_regimes.install(REGISTRY)  # pinv and lstsq where rcond cuts: checking/regimes.py
 _gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
 
 __all__ = [

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from .rules.adapter import Adapter
 from .checking.arguments import traced_argnums, with_traced
 from .checking.check import check_call
+from .checking.constants import Verdicts, constant_values, declared
+from .checking.outputs import outputs_mismatch
 from .checking.wrapping import Policy, wrap
 from .errors import AdapterError, Declined, ImportRuleError, UnverifiedRuleError
 from .rules.keys import spelled_for, static_values
@@ -36,7 +38,7 @@ from .tree import describe
 def import_rule(function: Callable | str | None = None, source: str | Sequence[str] | None = None,
                 *, equivalent: Callable | None = None,
                 signatures: Iterable[str | tuple] | str | None = None,
-                check: bool = True) -> Callable:
+                check: bool = True, continuous: Iterable[int | str] | None = None) -> Callable:
     """Make `function` differentiable by rulebridge, with a rule imported from a source.
 
     The pullback is the source's for `equivalent`, or for the source's function of the same name
@@ -58,6 +60,10 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
     check : bool, optional
         Check each rule against finite differences of `function` at the first inputs it is used
         at (the default), before using it.
+    continuous : iterable of int or str, optional
+        Arguments (positions or names) at whose every value a rule verified at one holds. Any
+        other untraced float argument (a hyperparameter, a constant array) is verified per
+        value (the last 256 kept): rulebridge/checking/constants.py.
 
     Returns
     -------
@@ -75,12 +81,13 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
         function, source = None, function
     if function is None:
         return functools.partial(import_rule, source=source, equivalent=equivalent,
-                                 signatures=signatures, check=check)
+                                 signatures=signatures, check=check, continuous=continuous)
     if not callable(function):
         raise TypeError(f"import_rule needs a function, got {type(function).__name__}")
     function = getattr(function, "__rulebridge_imported__", function)  # adding a source
     wanted = _parse_signatures(signatures)
-    imports = [_Import(function, name, adapter, counterpart, wanted, check)
+    smooth = declared(function, continuous)
+    imports = [_Import(function, name, adapter, counterpart, wanted, check, smooth)
                for name, adapter, counterpart in _sources(function, source, equivalent)]
     for imported in imports:
         imported.probe()  # every import-time error before anything is registered
@@ -95,13 +102,14 @@ def import_rule(function: Callable | str | None = None, source: str | Sequence[s
 _RESULT_APART: set = set()  # imported functions seen returning a container (a dict, nested)
 
 
-def rule_builder(function: Callable, source: str, equivalent: Callable) -> Callable:
+def rule_builder(function: Callable, source: str, equivalent: Callable,
+                 continuous: Iterable[int | str] | None = None) -> Callable:
     """What `import_rule(function, source, equivalent=equivalent)` registers, unregistered, for
     a layer that wraps its rules (`rulebridge.scipy`'s vectors fixed up to signs).
 
     Parameters
     ----------
-    function, source, equivalent
+    function, source, equivalent, continuous
         As `import_rule`'s (`source`: one adapter's name).
 
     Returns
@@ -110,7 +118,8 @@ def rule_builder(function: Callable, source: str, equivalent: Callable) -> Calla
         `builder(signature) -> Rule` (`Registry.add_import`), its rules verified at first use.
     """
     ((name, adapter, counterpart),) = _sources(function, source, equivalent)
-    return _Import(function, name, adapter, counterpart, None, True).build
+    return _Import(function, name, adapter, counterpart, None, True,
+                   declared(function, continuous)).build
 
 
 def _differentiable(function: Callable, recorded: Callable) -> Callable:
@@ -192,8 +201,9 @@ class _Import:
     equivalent: Callable
     signatures: tuple[Signature, ...] | None
     check: bool
-    # (signature, static keyword arguments) at which the rule was compared and checked
-    verified: set = dataclasses.field(default_factory=set)
+    continuous: tuple = (frozenset(), frozenset())  # (positions, names): checking/constants.py
+    # (signature, static values, traced arguments, untraced float values) verified at, bounded
+    verified: Verdicts = dataclasses.field(default_factory=Verdicts)
 
     def __call__(self, signature: Signature) -> Rule:
         return self.build(signature)
@@ -258,10 +268,11 @@ class _Import:
                 continue  # compared at first use, with the result taken apart
 
     def verify(self, rule: Rule, args: tuple, kwargs: dict,
-               argnums: tuple[int, ...] | None = None) -> None:
+               argnums: tuple[int, ...] | None = None, per_value: bool = False) -> None:
         """At the first use of a signature, keyword arguments and traced arguments (`argnums`,
         None: every differentiable one): compare outputs, then check the rule against finite
-        differences of the function itself in those arguments, the others held constant."""
+        differences of the function itself in those arguments, the others held constant
+        (`per_value`: at values of them its verdict is kept for, checking/constants.py)."""
         self.compare(args, kwargs)
         if not self.check:
             return
@@ -270,7 +281,7 @@ class _Import:
             argnums = inexact_positions(args)  # a call's leaves: its float scalars too
         result = check_call(rule, args, kwargs,  # kwargs are the call's, never the check's
                             argnums=argnums)
-        if result.settled and full:
+        if result.settled and full and not per_value:
             # a verdict in some arguments says nothing of the key as a whole, nor one at inputs
             # where the check could not decide or the rule raised
             REGISTRY.set_status(self.function, self.source, result.signature, result.status)
@@ -279,8 +290,8 @@ class _Import:
             raise ImportRuleError(
                 f"the rule imported for {self.what} disagrees with "
                 f"{function_name(self.function)} itself{where}: {result.describe()}. Check "
-                "that the equivalent means the same as the function, or pass check=False to "
-                f"use it unverified.{self.legend}")
+                f"that the equivalent means the same as the function, or {self.unchecked}."
+                f"{self.legend}")
         if result.status == "error":
             raise ImportRuleError(
                 f"the rule imported for {self.what} broke in its check against "
@@ -291,8 +302,15 @@ class _Import:
                 f"the rule imported for {self.what} could not be checked at these inputs, so it "
                 f"is not used for this call: {result.reason}. Nothing is decided: the next "
                 "call's inputs are checked again. What to do: call it at inputs inside the "
-                "function's smooth domain, or import it with check=False to use it unverified."
-                f"{self.legend}", [result])
+                f"function's smooth domain, or {self.unchecked}.{self.legend}", [result])
+
+    @property
+    def unchecked(self) -> str:
+        """How to use the rule unverified, said to whoever made the import."""
+        if getattr(self.function, "__rulebridge_dropin__", False):  # rulebridge.scipy's own
+            return ("name another source (source='NAME'), or use the rule unverified with "
+                    "rulebridge.trust(), at your own risk")
+        return "pass check=False to use it unverified"
 
     @property
     def legend(self) -> str:
@@ -339,41 +357,15 @@ class _Verified(Policy):
 
     def select(self, wrapped, args, kwargs, traced=None) -> Rule:
         argnums = traced_argnums(args, traced)
-        key = (self.signature, static_values(args, kwargs), argnums)
+        continuous = self.imported.continuous
+        static = kwargs if not continuous[1] or not kwargs else {
+            k: v for k, v in kwargs.items() if k not in continuous[1]}
+        constants = constant_values(args, kwargs, traced, continuous)
+        key = (self.signature, static_values(args, static), argnums, constants)
         if key not in self.imported.verified:
-            self.imported.verify(self.rule, args, kwargs, argnums)
+            self.imported.verify(self.rule, args, kwargs, argnums, per_value=bool(constants))
             self.imported.verified.add(key)
         return self.rule
-
-
-def outputs_mismatch(expected: Any, got: Any, eps: float = 0.0,
-                     labels: list[str] | None = None) -> str:
-    """Why `got` is not `expected` (the outputs of one call), or "" when they agree: count,
-    shapes, dtypes, and values to half the digits of their precision (or of `eps`, the inputs'
-    machine epsilon, when that is coarser). `labels` name the outputs (default `output k`)."""
-    several = isinstance(expected, (tuple, list))
-    want = list(expected) if several else [expected]
-    have = list(got) if isinstance(got, (tuple, list)) else [got]
-    if several != isinstance(got, (tuple, list)) or len(want) != len(have):
-        return f"it returns {_count(got)}, the function returns {_count(expected)}"
-    for k, (w, g) in enumerate(zip(want, have)):
-        label = labels[k] if labels else f"output {k}" if several else "the output"
-        w_dtype, g_dtype = np.result_type(w), np.result_type(g)
-        if np.shape(w) != np.shape(g) or w_dtype != g_dtype:
-            return (f"{label} is {g_dtype}{list(np.shape(g))} where the function's is "
-                    f"{w_dtype}{list(np.shape(w))}")
-        if w_dtype.kind in INEXACT_KINDS:
-            rtol = float(np.sqrt(max(np.finfo(w_dtype).eps, eps)))
-            w64, g64 = np.asarray(w, np.complex128), np.asarray(g, np.complex128)
-            finite = np.isfinite(w64)
-            scale = float(np.max(np.abs(w64[finite]), initial=1.0))
-            if not np.allclose(g64, w64, rtol=rtol, atol=rtol * scale, equal_nan=True):
-                worst = float(np.nanmax(np.abs(g64 - w64), initial=0.0))
-                return (f"{label} differs in value (max |difference| {worst:.3g} against values "
-                        f"up to {scale:.3g}; tolerance {rtol:.1e} relative)")
-        elif not np.array_equal(w, g):
-            return f"{label} differs in value"
-    return ""
 
 
 def sample_arguments(signature: Signature, seed: int = 0) -> tuple | None:
@@ -400,12 +392,6 @@ def _sample(info: SpecInfo, rng: np.random.Generator):
     if info.kind == "other" and info.type in (float, complex):
         return info.type(0.75)
     return None
-
-
-def _count(out) -> str:
-    if isinstance(out, (tuple, list)):
-        return f"{len(out)} outputs"
-    return "one output"
 
 
 def _name(function: Callable) -> str:
