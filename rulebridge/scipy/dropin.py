@@ -22,6 +22,8 @@ import inspect
 import threading
 from typing import Any, Callable
 
+import numpy as np
+
 from ..engine.box import Traced
 from ..errors import AdapterError, Declined, ImportRuleError, TracingError
 from ..import_rule import import_rule, rule_builder
@@ -38,6 +40,8 @@ class DropIn:
     """SciPy's `name` (`scipy.stats.norm.logpdf`): SciPy's own function on plain values, and on
     traced values one op whose rule comes from each installed source's function of that name."""
 
+    __rulebridge_dropin__ = True  # its imports' errors say what a drop-in user can do
+
     def __init__(self, name: str, function: Callable, signature: inspect.Signature) -> None:
         self.__rulebridge_name__ = name
         self.scipy_function = function
@@ -47,6 +51,9 @@ class DropIn:
         self.__doc__ = getattr(function, "__doc__", None)
         self.__signature__ = signature
         self._sources: tuple[str, ...] | None = None  # None: no adapter asked yet
+        names = [p.name for p in signature.parameters.values()
+                 if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)]
+        self._names = (*names, *[None] * 16)  # positional parameters (None: *args)
         if name in VECTORS:  # outputs fixed up to phases, which the checks align (gauge.py)
             setattr(self, PHASES, VECTORS[name].phases)
 
@@ -71,6 +78,9 @@ class DropIn:
             box = _first_box(kwargs.values())
         if box is None or not self.sources:
             return self.scipy_function(*args, **kwargs)
+        args = tuple(_as_array(a, p) for a, p in zip(args, self._names))
+        if kwargs:
+            kwargs = {k: _as_array(v, k) for k, v in kwargs.items()}
         if kwargs or self.__rulebridge_name__ in POSITIONAL_UP_TO:
             args, kwargs = self._positional(args, kwargs)
         return box._tape.record(self, args, kwargs)
@@ -135,6 +145,29 @@ class DropIn:
 
 # One import of rules at a time: two threads' first traced calls of a drop-in import it once.
 _RESOLVING = threading.RLock()
+
+
+# Parameters a list or tuple is passed to as itself, not as an array_like: SciPy's static
+# settings (`axis=(0, 1)`) and odeint's extra arguments.
+_NOT_ARRAYS = frozenset({"axis", "axes", "args", "shape", "s", "dims", "mode", "method"})
+
+
+def _as_array(value: Any, parameter: str | None) -> Any:
+    """A list (or tuple) of numbers and traced values as the array SciPy's `np.asarray` would
+    make of it, so that a source's function (which takes arrays only) sees what SciPy sees:
+    `solve(a, [1., 2., 3.])`, `logsumexp([a, b])`. Traced items are stacked as a recorded op."""
+    if type(value) not in (list, tuple) or not value or parameter in _NOT_ARRAYS:
+        return value
+    items = [_as_array(v, None) for v in value]
+    if not all(type(v) is Traced or isinstance(v, (int, float, complex, np.number, np.ndarray))
+               and not isinstance(v, bool) for v in items):
+        return value  # not an array_like of numbers: SciPy's function says what it makes of it
+    if type(value) is tuple and not any(type(v) is Traced or isinstance(v, (float, complex))
+                                        for v in items):
+        return value  # a tuple of ints is a setting more often than an array
+    if _first_box(items) is None:
+        return np.asarray(items)
+    return np.stack([v if type(v) is Traced else np.asarray(v) for v in items])
 
 
 def _first_box(values) -> Traced | None:
