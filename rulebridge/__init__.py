@@ -146,7 +146,7 @@ __all__ = [
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
     "NestedDifferentiationError", "NoDerivativeError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",
-    "Traced", "TracingError", "TriangleCall", "UncheckedRuleWarning", "UnverifiedRuleError",
+    "Traced", "TracingError", "TriangleCall", "UnverifiedRuleError",
     "adapters", "assert_rule",
     "check_on_first_use", "check_rule", "conform_cotangent", "debug", "debug_enabled",
     "decline_unsupported", "dispatched_functions", "dispatches", "follow_plain_buffers",

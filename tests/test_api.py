@@ -55,7 +55,9 @@ def test_trace_prints_multi_output_ops_once_and_replays():
 
 
 def test_no_rule_error_names_function_signature_and_fix():
-    with pytest.raises(rb.NoRuleError) as info:
+    # (trusted: finite differences of a float16 result cannot decide astype's rule, and an
+    # undecided check refuses the call; the error to see here is the one sin's key gets)
+    with pytest.raises(rb.NoRuleError) as info, rb.trust():
         rb.grad(lambda x: np.sum(np.sin(x.astype(np.float16))))(np.ones(3))
     text = str(info.value)
     assert "numpy.sin(float16[:])" in text and "float64" in text and "What to do" in text

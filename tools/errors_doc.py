@@ -42,18 +42,6 @@ class _WrongShapeAdapter(rb.Adapter):
                        lambda args, g, argnums: ((g * np.cos(args[0]))[:-1],), source=self.name)
 
 
-class _AbsAdapter(rb.Adapter):
-    """A correct, unverified np.abs rule: the first-use check meets it at a kink."""
-
-    name = "unverified"
-
-    def build_rule(self, function, signature):
-        if function is not np.abs:
-            raise rb.Declined("only np.abs")
-        return rb.Rule(function, signature, lambda args, kw: (np.abs(*args), args),
-                       lambda args, g, argnums: (g * np.sign(args[0]),), source=self.name)
-
-
 class _FailingAdapter(rb.Adapter):
     name = "crashing"
 
@@ -106,10 +94,14 @@ EXAMPLES = [
             "A call arrived at a key (function, signature, keywords and static arguments) that "
             "no shipped status verifies, and no source's rule passed its check at the call's "
             "inputs: each failed, raised or broke the contract (the message gives each result). "
-            "No wrong number is returned. It is also a NoRuleError.",
-            "Call the function in a configuration a source supports (compat_matrix.md), "
-            "prefer or install another source, or report the rule; `rulebridge.trust()` uses "
-            "unverified rules unchecked."),
+            "No wrong number is returned. It is also a NoRuleError. Where the check could not "
+            "decide at the inputs (a kink, a tie, a value that is not finite, a derivative "
+            "that does not exist there) or a rule raised at them, the message says the rules "
+            "'could not be checked at these inputs': that call is refused, nothing is kept for "
+            "the key, and the next call's inputs are checked again.",
+            "Call the function in a configuration a source supports (compat_matrix.md), at "
+            "inputs inside its smooth domain, prefer or install another source, or report the "
+            "rule; `rulebridge.trust()` uses unverified rules unchecked."),
     Example(rb.AdapterError,
             "rb.grad(lambda x: np.sum(x), source='nonexistent')(np.ones(3))",
             "An adapter is not installed, failed to import, or raised while building a rule.",
@@ -163,17 +155,6 @@ EXAMPLES = [
             "Among several adapters, one raised while building a rule: it is skipped, the others "
             "answer.",
             "Report it to that adapter's authors, or uninstall it."),
-    Example(rb.UncheckedRuleWarning,
-            "rb.register_adapter(_AbsAdapter())\n"
-            "try:\n"
-            "    y, pullback = rb.vjp(np.abs, np.full(3, 1e-9), source='unverified')\n"
-            "    pullback(np.ones(3))\n"
-            "finally:\n"
-            "    rb.REGISTRY.unregister('unverified')",
-            "Finite differences could not decide an unverified rule at the user's inputs (a "
-            "kink, a tie), in the check every unverified key gets at first use.",
-            "Nothing to fix; the rule is used unverified at those inputs, and the next calls' "
-            "inputs are checked again."),
     Example(TypeError,
             "rb.grad(lambda x: x * 2.0)(np.ones(3))",
             "Misuse of the API: grad of a non-scalar, a non-float argument in argnums, a bad "
@@ -198,7 +179,7 @@ def library_classes() -> list[type]:
 def run(example: Example) -> str:
     """The message `example.code` produces."""
     namespace = {"np": np, "rb": rb, "_WrongShapeAdapter": _WrongShapeAdapter,
-                 "_FailingAdapter": _FailingAdapter, "_AbsAdapter": _AbsAdapter}
+                 "_FailingAdapter": _FailingAdapter}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
