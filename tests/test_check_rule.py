@@ -78,11 +78,17 @@ def test_a_forward_that_mutates_its_input_is_an_error(x64):
 
 
 def test_a_rule_returning_nan_never_passes(x64):
-    # nor fails the key: where central differences are finite, a derivative that does not
-    # exist (a root at 0: they are symmetric there) looks the same (issue 22, section 4)
     result = check_rule(_rule_for_sin(x64, lambda r, g, a: (g * np.cos(r[0]) * np.nan,)), x64)
-    assert result.status == "inconclusive" and not result.settled, result
+    assert result.status == "fail", result
     assert "not finite" in result.reason
+
+
+def test_a_rule_returning_nan_at_a_kink_decides_nothing():
+    # std of a constant vector: central differences are symmetric there (0), the derivative
+    # does not exist, and the rule's NaN is no failure of the key (issue 22, section 4)
+    result = check_rule(np.std, np.ones((3, 1, 1, 1)), source="jax", ddof=1)
+    assert result.status == "inconclusive" and not result.settled, result
+    assert "kink" in result.reason
 
 
 def test_a_rule_right_only_for_float64_fails_for_float32(x64):

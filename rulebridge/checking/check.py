@@ -241,18 +241,19 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
                                            "beyond the tolerance: the function is not smooth "
                                            "enough at these inputs to decide",
                            f"relative {abs(rhs - rhs_coarse) / scale:.1e} > {rtol:.0e}")
-        if not np.isfinite(lhs):  # finite differences can miss a kink (a root at 0)
-            raise _Verdict("inconclusive", "the rule's cotangent is not finite at these inputs, "
-                                           "where finite differences are: the derivative may "
-                                           "not exist here (a square root or a norm at 0)")
         error = abs(lhs - rhs) / scale if scale > 0 else abs(lhs - rhs)
+        if not error <= rtol and at_a_kink(phase_fixed(function, expected), wide_args, kwargs,
+                                           argnums, xdot, selected, ybar_sel, rtol * scale):
+            # central differences are symmetric: at a kink (a root or a norm at 0) they agree
+            # across steps and look smooth, and a rule's NaN or subgradient there is no failure
+            raise _Verdict("inconclusive", "the function has a kink or a jump at these inputs "
+                                           "(its forward and backward differences disagree at "
+                                           "every step): no derivative to check")
+        if not np.isfinite(lhs):
+            raise _FailedAt(float("inf"), "the rule's cotangent is not finite where NumPy's "
+                                          "function is smooth")
         worst = max(worst, error)
         if error > rtol:
-            if at_a_kink(phase_fixed(function, expected), wide_args, kwargs, argnums, xdot,
-                         selected, ybar_sel, rtol * scale):
-                raise _Verdict("inconclusive", "the function has a kink or a jump at these "
-                                               "inputs (its forward and backward differences "
-                                               "disagree at every step): no derivative to check")
             raise _FailedAt(error, "Re<xbar, xdot> from the rule differs from Re<ybar, J xdot> "
                                    "from finite differences beyond the tolerance",
                             f"Re<xbar, xdot> = {lhs:.9g} from the rule, Re<ybar, J xdot> = "
