@@ -96,3 +96,21 @@ def test_pinv_where_rcond_cuts_a_singular_value_is_not_the_key_checked_without_a
     except rb.RulebridgeError:
         return  # refused: right (1.9% off on main)
     np.testing.assert_allclose(g, central_difference(f, (cut,)), rtol=1e-6, atol=1e-8)
+
+
+def test_a_failure_at_one_value_of_a_constant_does_not_fail_the_others():
+    # right in value everywhere, wrong in gradient where a > 2: refused there, used elsewhere
+    import jax
+
+    @jax.custom_vjp
+    def scaled(v, a):
+        return jnp.sin(v) * a
+
+    scaled.defvjp(lambda v, a: (scaled(v, a), (v, a)),
+                  lambda res, g: (g * jnp.cos(res[0]) * jnp.where(res[1] > 2.0, -res[1], res[1]),
+                                  None))
+    imported = rb.import_rule(lambda v, a: np.sin(v) * a, "jax", equivalent=scaled)
+    x = np.array([0.3, 0.7])
+    with pytest.raises(rb.ImportRuleError, match="disagrees"):
+        rb.grad(lambda v: np.sum(imported(v, 3.0)))(x)
+    np.testing.assert_allclose(rb.grad(lambda v: np.sum(imported(v, 1.5)))(x), 1.5 * np.cos(x))

@@ -25,16 +25,18 @@ import numpy as np
 
 from ..rules.keys import plan_for
 from ..rules.signature import is_differentiable
+from .arguments import differentiable_argnums
 
 KEPT = 256  # verdicts an import keeps, by value
 
 
 def constant_values(args: tuple, kwargs, traced, continuous: tuple) -> tuple:
     """The values of the call's untraced float and complex arguments that a verdict depends on:
-    `(position or name, value)` for each; `traced`: the traced positions (None: every one);
+    `(position or name, value)` for each; `traced`: the traced positions (None: the float and
+    complex arrays, which a check perturbs by default: a scalar is held at its value there);
     `continuous`: `(positions, names)` declared continuous."""
     if traced is None:
-        return ()
+        traced = differentiable_argnums(args)
     positions, names = continuous
     found = tuple((i, _value(a)) for i, a in enumerate(args)
                   if i not in traced and i not in positions and _inexact(a))

@@ -9,7 +9,8 @@ STATUSES = ("pass", "fail", "error", "inconclusive")
 # a verdict about those inputs, not about the key (`CheckResult.settled`).
 RAISED = "its %s raised"
 _RAISED_HERE = ("its forward raised", "its pullback raised", "its unary_vjp raised",
-                "its unary_vjp's VJP raised", "NumPy's own")
+                "its unary_vjp's VJP raised", "NumPy's own",
+                "its import raised")  # an import's own verification keeps what it settles
 
 
 @dataclass(frozen=True)
