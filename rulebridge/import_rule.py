@@ -296,7 +296,8 @@ class _Import:
             raise ImportRuleError(
                 f"the rule imported for {self.what} broke in its check against "
                 f"{function_name(self.function)} itself, before its first use: "
-                f"{result.describe()}{self.legend}")
+                f"{result.describe()}{self.legend}"
+                + (f". What to do: {self.unchecked}." if self.dropin else ""))
         if result.status == "inconclusive":  # refused here; the next call is checked again
             raise UnverifiedRuleError(
                 f"the rule imported for {self.what} could not be checked at these inputs, so it "
@@ -305,11 +306,17 @@ class _Import:
                 f"function's smooth domain, or {self.unchecked}.{self.legend}", [result])
 
     @property
+    def dropin(self) -> bool:  # rulebridge.scipy's own import, whose user passes no check=
+        return getattr(self.function, "__rulebridge_dropin__", False)
+
+    @property
     def unchecked(self) -> str:
         """How to use the rule unverified, said to whoever made the import."""
-        if getattr(self.function, "__rulebridge_dropin__", False):  # rulebridge.scipy's own
-            return ("name another source (source='NAME'), or use the rule unverified with "
-                    "rulebridge.trust(), at your own risk")
+        if self.dropin:
+            others = [str(s) for s in self.function._sources or () if str(s) != self.source]
+            named = ", ".join(f"source={s!r}" for s in others) or "source='NAME'"
+            return (f"name another source that has a rule for it ({named}), or use the rule "
+                    "unverified with rulebridge.trust(), at your own risk")
         return "pass check=False to use it unverified"
 
     @property

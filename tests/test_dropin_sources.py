@@ -93,3 +93,11 @@ def test_lookup_sees_a_drop_in_s_rules():
                "print(rule.source, rule.missing)\n")
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert out.stdout.split() == ["jax", "False"], out.stderr[-2000:]
+
+
+def test_a_named_source_that_fails_for_a_drop_in_says_which_other_source_has_a_rule():
+    x = np.array([0.7, 1.9, 3.2])
+    with pytest.raises(rb.RulebridgeError) as info:
+        rb.grad(lambda d: np.sum(rstats.chi2.logpdf(x, d)), source="autograd")(2.5)
+    text = str(info.value)
+    assert "source='jax'" in text and "check=False" not in text, text
