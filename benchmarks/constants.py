@@ -12,7 +12,13 @@ per gradient, with the number of finite-difference checks they ran:
   each new value (the price of right-or-raise for an equivalent of unknown meaning);
 - the same import with `continuous=("a",)`: checked once.
 
-    python -m benchmarks.constants [--iterations N]
+    python -m benchmarks.constants [--iterations N] [--source autograd]
+
+Measured (2 cores shared with two test runs, so the times are high; the counts are exact):
+x ** t 1,304 us per gradient and 0 checks over 1,000 values; the JAX import checked at each new
+value 22,193 us and 1,000 checks; with continuous=("a",) 1,736 us and 0 checks (the one check
+ran at the warm-up call). With autograd (300 values): 1,001 us / 0, 24,307 us / 300, 2,136 us /
+0. So a check costs about 20 ms, paid once per distinct value of an undeclared constant.
 """
 
 from __future__ import annotations
