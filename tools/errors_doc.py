@@ -121,6 +121,26 @@ EXAMPLES = [
             "np.put, an alias the tape cannot follow).",
             "Write through the array you read afterwards, or build the result functionally "
             "(np.where, np.concatenate)."),
+    Example(rb.ReplayError,
+            "def f(x):\n"
+            "    if np.sum(x) > 0:\n"
+            "        return np.sum(x * 2)\n"
+            "    return np.sum(x * 10)\n"
+            "y, tape = rb.trace(f, np.array([1.0]))\n"
+            "tape.replay(np.array([-1.0]))  # f would take the other branch",
+            "`tape.replay` was given inputs on which the program would decide differently than "
+            "when it was traced: a comparison, an argmax or a mask, `bool`, `len`, a shape or "
+            "dtype it read (`Tape.decisions`, docs/architecture.md). The recorded path's value "
+            "would be another function's. It is also a ValueError.",
+            "Trace again on the new inputs (`rb.trace(f, *new_args)`), or call `f` itself."),
+    Example(rb.NoDerivativeError,
+            "a = np.array([[2.0, 1j], [-1j, 3.0]])\n"
+            "rb.grad(lambda a: np.sum(np.real(np.linalg.eigh(a)[1])))(a)",
+            "The program has no derivative: its value depends on a choice NumPy or SciPy makes "
+            "as it likes, the phase of a complex eigenvector (`numpy.linalg.eigh`, `eig`, "
+            "`rulebridge.scipy.linalg.eigh`). It is also a ValueError.",
+            "Use phase-invariant functions of the vectors (`abs(v) ** 2`, `v @ v.conj().T`, the "
+            "eigenvalues), or fix each vector's phase in the program."),
     Example(rb.ImportRuleError,
             "rb.import_rule(np.linalg.norm, 'autograd', equivalent=lambda x: x.sum(), "
             "signatures=['float64[:]'])",
@@ -158,7 +178,8 @@ EXAMPLES = [
     Example(TypeError,
             "rb.grad(lambda x: x * 2.0)(np.ones(3))",
             "Misuse of the API: grad of a non-scalar, a non-float argument in argnums, a bad "
-            "argnums.",
+            "argnums, a vjp cotangent of another kind than its output (complex for a real "
+            "output, booleans, objects).",
             "Follow the message (reduce to a scalar, use vjp, cast the argument)."),
     Example(ValueError,
             "rb.vjp(np.sin, np.ones(3))[1](np.ones(4))",
