@@ -91,3 +91,13 @@ def test_a_wrong_rule_at_a_traced_scalar_is_refused_not_trusted_unchecked(flippe
     with pytest.raises(UnverifiedRuleError, match=r"sign-flipped-sin: fail"):
         rulebridge.grad(np.sin, source=flipped)(x)
 
+
+def test_a_right_rule_at_traced_scalars_is_checked_in_them():
+    # np.linspace of two traced floats (autograd's test_linspace), each source checked in both
+    for source in ("autograd", "jax"):
+        for num in (0, 1, 5):
+            g = rulebridge.grad(lambda a, b: np.sum(np.sin(np.linspace(a, b, num))),
+                                argnums=(0, 1), source=source)(1.2, -3.4)
+            t = np.linspace(0.0, 1.0, num)
+            c = np.cos(np.linspace(1.2, -3.4, num))
+            np.testing.assert_allclose(g, (np.sum(c * (1 - t)), np.sum(c * t)), rtol=1e-12)

@@ -29,7 +29,9 @@ class Domain:
         values = np.asarray(self.sample(rng, shape), dtype=np.float64).reshape(shape)
         if dtype.kind == "c":
             values = values + 1j * self.imag_scale * rng.uniform(-1.0, 1.0, shape)
-        return values.astype(dtype)
+        # an array even of shape (): 0-d arithmetic gives a NumPy scalar, which a check does
+        # not differentiate by default (a complex 0-d case then checked nothing)
+        return np.asarray(values, dtype=dtype).reshape(shape)
 
 
 def _interval(low: float, high: float) -> Sampler:

@@ -5,7 +5,8 @@ Decompositions are checked where they are smooth: SPD matrices with distinct eig
 `upper` or `hermitian`, and a rule must give zero on the other), matrices with distinct real
 eigenvalues for `eig`, well-conditioned ones for `solve`, `inv`, `det`. Eigenvectors and singular vectors are defined only up to a sign or a
 phase NumPy picks freely: in the complex column only the gauge-invariant outputs (eigenvalues,
-singular values) receive a cotangent (`complex_outputs`).
+singular values) receive a cotangent (`complex_outputs`), and every case that names them is
+checked there too (batched, `UPLO`), not only the first.
 """
 
 from __future__ import annotations
@@ -94,12 +95,14 @@ CASES = {
                             case(Arr(SPD, (2, 3, 3)), complex_outputs=(0,)),
                             case(Arr(SPD, (3, 3)), UPLO="U", complex_outputs=(0,))),
     "numpy.linalg.eigvalsh": of(case(POSDEF), case(POSDEF, UPLO="U")),
-    "numpy.linalg.eig": of(case(Arr(SPECTRUM, (4, 4)), complex_outputs=(0,))),
+    "numpy.linalg.eig": of(case(Arr(SPECTRUM, (4, 4)), complex_outputs=(0,)),
+                           case(Arr(SPECTRUM, (2, 3, 3)), complex_outputs=(0,))),
     "numpy.linalg.eigvals": of(case(Arr(SPECTRUM, (4, 4)))),
     "numpy.linalg.svd": of(case(TALL, full_matrices=False, complex_outputs=(1,)),
                            case(SQUARE, complex_outputs=(1,)), case(TALL, outputs=(1,)),
                            case(TALL, compute_uv=False),
-                           case(Arr(REAL, (3, 5)), full_matrices=False, complex_outputs=(1,))),
+                           case(Arr(REAL, (3, 5)), full_matrices=False, complex_outputs=(1,)),
+                           case(Arr(REAL, (2, 3, 5)), full_matrices=False, complex_outputs=(1,))),
     "numpy.linalg.svdvals": of(case(TALL)),
     "numpy.linalg.norm": of(case(V), case(M), case(M, axis=1), case(V, 1), case(Arr(DISTINCT,
                             VECTOR), float("inf")), case(M, "fro"), case(TALL, "nuc"),

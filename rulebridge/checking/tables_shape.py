@@ -56,6 +56,10 @@ CASES = {
     "numpy.stack": of(case(Seq((M, M))), case(Seq((V, V, V)), axis=1)),
     "numpy.hstack": _stacked(),
     "numpy.vstack": _stacked(),
+    # linear in start and stop (autograd's test_linspace); num=0 has no output to check
+    "numpy.linspace": of(case(Arr(REAL, SCALAR), Arr(REAL, SCALAR), 5),
+                         case(Arr(REAL, SCALAR), Arr(REAL, SCALAR), 1), case(V, V, 4),
+                         case(Arr(REAL, SCALAR), Arr(REAL, SCALAR), 5, endpoint=False)),
     "numpy.dstack": _stacked(),
     "numpy.column_stack": of(case(Seq((V, V))), case(Seq((M, M)))),
     "numpy.row_stack": _stacked(),

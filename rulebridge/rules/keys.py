@@ -55,9 +55,10 @@ _NO_KEYWORDS = MappingProxyType({})  # a call whose keywords all moved to positi
 
 class _Plan:
     """How a function's positional parameters bind: the name of each (None past them, for
-    `*args`), whether it may also be given by keyword, and every parameter's declared rank."""
+    `*args`), whether it may also be given by keyword, every parameter's declared rank, and the
+    defaults a keyword argument may equal (None, bools, ints, strings: `_DEFAULT_TYPES`)."""
 
-    __slots__ = ("names", "by_keyword", "rank")
+    __slots__ = ("names", "by_keyword", "rank", "defaults")
 
     def __init__(self, function: Callable) -> None:
         params = _parameters(function)
@@ -71,6 +72,16 @@ class _Plan:
         self.names = tuple(names)
         self.by_keyword = tuple(by_keyword)
         self.rank = {param.name: k for k, param in enumerate(params)}
+        self.defaults = {param.name: param.default for param in params
+                         if type(param.default) in _DEFAULT_TYPES
+                         and param.kind is not _P.POSITIONAL_ONLY}
+
+
+# A keyword argument equal to its parameter's default, and of the same type, is the call
+# without it (`np.vstack(xs, dtype=None, casting='same_kind')` is `np.vstack(xs)`): one key.
+# Only values whose equality is identity of meaning; not floats (-0.0 == 0.0), not a bool for
+# an int default (True == 1), not NumPy's `_NoValue` sentinels (never equal to a value).
+_DEFAULT_TYPES = frozenset({type(None), bool, int, str})
 
 
 def _parameters(function: Callable) -> list:
@@ -105,6 +116,8 @@ def normalise(function: Callable, args: tuple, kwargs) -> tuple[tuple, Any, Conf
     unboxed values (a traced value never arrives by keyword: the box moves it first)."""
     plan = plan_for(function)
     names, by_keyword = plan.names, plan.by_keyword
+    if kwargs and plan.defaults:
+        kwargs = _without_defaults(kwargs, plan.defaults)
     at = len(args)
     if kwargs and at < len(names) and by_keyword[at] and names[at] in kwargs:
         args, kwargs = list(args), dict(kwargs)
@@ -128,6 +141,16 @@ def normalise(function: Callable, args: tuple, kwargs) -> tuple[tuple, Any, Conf
             kwargs = dict(items)
         config += [(name, describe(name, value)) for name, value in items]
     return args, kwargs, tuple(config)
+
+
+def _without_defaults(kwargs, defaults: dict):
+    """`kwargs` without the arguments equal to their defaults (the same mapping if none is)."""
+    for name, value in kwargs.items():
+        default = defaults.get(name, _P.empty)
+        if type(value) is type(default) and value == default:
+            return {k: v for k, v in kwargs.items()
+                    if not (type(v) is type(defaults.get(k, _P.empty)) and v == defaults[k])}
+    return kwargs
 
 
 class Spelling:

@@ -30,7 +30,7 @@ NAMESPACES = (
 # Not functions of array values: creation from shapes, I/O, in-place writers, introspection,
 # and functions that take Python callables.
 NOT_VALUE_FUNCTIONS = frozenset({
-    "empty_like", "zeros_like", "ones_like", "full_like", "linspace", "logspace", "geomspace",
+    "empty_like", "zeros_like", "ones_like", "full_like", "logspace", "geomspace",
     "meshgrid", "ix_", "save", "savez", "array_repr", "array_str", "fill_diagonal", "place",
     "put", "put_along_axis", "shape", "ndim", "size", "result_type", "can_cast", "einsum_path",
     "iscomplexobj", "isrealobj", "apply_along_axis", "apply_over_axes", "piecewise",
