@@ -23,6 +23,7 @@ from .errors import (AdapterError, AdapterWarning, Declined, GradientCheckError,
                      ReplayError, RulebridgeError, RuleContractError, TracingError,
                      UnverifiedRuleError)
 from .flat import flatten
+from .higher import hessian, hvp, jacrev
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
@@ -141,7 +142,7 @@ _gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
 
 __all__ = [
     "GradientCheckError", "check_grads", "elementwise_grad", "flatten", "jacobian",
-    "register_container",
+    "register_container", "hessian", "hvp", "jacrev",
     "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "CallForward", "CheckResult",
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
     "NestedDifferentiationError", "NoDerivativeError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",

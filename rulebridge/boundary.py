@@ -20,6 +20,7 @@ from .engine.box import Traced
 from .engine.sweep import backward
 from .engine.tape import Tape
 from .errors import NestedDifferentiationError
+from .rules.levels import primal
 from .rules.registry import REGISTRY
 from .rules.signature import is_differentiable
 from .writes import ROUTES
@@ -35,9 +36,10 @@ def name_of(f: Any) -> str:
 
 def nested(f: Any) -> NestedDifferentiationError:
     return NestedDifferentiationError(
-        f"{name_of(f) if f else 'a function'} was differentiated with traced arguments: nested "
-        "differentiation (grad of a function that calls grad or vjp) is not supported by "
-        "rulebridge. Differentiate once, or compute the inner derivative in closed form.")
+        f"{name_of(f) if f else 'a function'} returned or received a traced value of a "
+        "differentiation that has finished or is nested inside this one (kept in a global, a "
+        "closure or a cache after its grad/vjp returned). Return plain results from "
+        "differentiated functions; nesting itself (grad of grad) is supported.")
 
 
 def new_tape(source: str | None = None) -> Tape:
@@ -52,6 +54,8 @@ def boxable(x: Any) -> bool:
     """A differentiable value of a type the rules are keyed by: an exact ndarray (not
     np.matrix or a masked array, whose semantics NumPy's functions do not follow, nor another
     library's array), a NumPy scalar or a Python float or complex."""
+    if type(x) is Traced:  # a box of an enclosing differentiation (rulebridge/rules/levels.py)
+        x = primal(x)
     return (type(x) is _ndarray or isinstance(x, (np.generic, float, complex))) \
         and is_differentiable(x)
 
@@ -81,9 +85,6 @@ class Run:
         for i in positions:
             if i not in self.traced:
                 boxed[i], self.traced[i] = _box_argument(f, i, args[i], tape, strict)
-        for i, a in enumerate(args):
-            if type(a) is Traced or i not in self.traced and _holds_box(a):
-                raise nested(f)
         if tape.protected.views:  # plain arguments that alias a traced one are passed read-only
             boxed = [_shielded(tape, a, f"positional argument {i}") for i, a in enumerate(boxed)]
             kwargs = {k: _shielded(tape, v, f"keyword argument {k!r}") for k, v in kwargs.items()}
@@ -112,14 +113,15 @@ class Run:
         variable as it stands now (None for a leaf that is not traced)."""
         result = self.result
         tape = self.tape
-        if type(result) is Traced and tape.effects is None:  # the usual result, without a tree
-            if result._tape is not tape:
-                raise nested(None)
+        if type(result) is Traced and tape.effects is None and result._tape is tape:
+            # the usual result, without a tree
             return LEAF, [tape.protected.unprotected(result._value)], [result._var]
         leaves, structure = tree_flatten(result)
         if tape.effects is not None:
             tape.effects.check_result(leaves)  # a stale box would seed a wrong variable
         values, variables = tape._unbox_sequence(self.f, leaves)
+        if values is None:  # a box of a higher level's trace: it escaped that one
+            raise nested(self.f)
         # f returned its argument: the caller's array, not the read-only view rules saw
         values = [tape.protected.unprotected(v) if var is not None else v
                   for v, var in zip(values, variables)]
@@ -130,7 +132,7 @@ class Run:
         if not any(type(leaf) is Traced for leaf in leaves):
             return tree
         for leaf in leaves:
-            if type(leaf) is Traced and leaf._tape is not self.tape:
+            if type(leaf) is Traced and leaf._tape.level > self.tape.level:
                 raise nested(None)
         return structure.unflatten([self.tape.protected.unprotected(leaf._value)
                                     if type(leaf) is Traced else leaf for leaf in leaves])
@@ -160,8 +162,6 @@ def _box_argument(f, i: int, x: Any, tape: Tape, strict: bool) -> tuple[Any, Arg
     variables: list = []
     boxed = []
     for k, leaf in enumerate(leaves):
-        if type(leaf) is Traced:
-            raise nested(f)
         if boxable(leaf):
             boxed.append(tape.new_input(leaf))
             variables.append(tape.inputs[-1])
@@ -186,12 +186,6 @@ def _shielded(tape: Tape, x: Any, name: str) -> Any:
     if all(a is b for a, b in zip(shielded, leaves)):
         return x
     return structure.unflatten(shielded)
-
-
-def _holds_box(x: Any) -> bool:
-    if type(x) is _ndarray or type(x) is float:
-        return False
-    return any(type(leaf) is Traced for leaf in tree_flatten(x)[0])
 
 
 def _not_differentiable(f, i: int, x: Any, structure: Structure, k: int, leaf: Any) -> TypeError:
@@ -227,6 +221,8 @@ def _parameter_name(f, i: int) -> str:
 def as_argument(ct: Any, arg: Any) -> Any:
     """The cotangent in the argument's own type: array, NumPy scalar or Python scalar (zeros
     for None). An array here may still be a read-only view or alias: `Ownership.give` it."""
+    if type(arg) is Traced or type(ct) is Traced:  # an enclosing differentiation's values
+        return _as_argument_box(ct, arg)
     if ct is None:
         ct = np.zeros_like(arg)
     if isinstance(arg, _ndarray):
@@ -234,6 +230,13 @@ def as_argument(ct: Any, arg: Any) -> Any:
     if isinstance(arg, np.generic):
         return arg.dtype.type(ct)
     return type(arg)(ct[()] if isinstance(ct, _ndarray) else ct)
+
+
+def _as_argument_box(ct: Any, arg: Any) -> Any:
+    """`as_argument` where the argument or its cotangent is a box of an enclosing trace: the
+    cotangent stays a box there (its value is checked against the argument's innermost primal:
+    the sweep made it of that shape and dtype)."""
+    return ct if type(ct) is Traced else as_argument(ct, primal(arg))
 
 
 class Ownership:
@@ -299,7 +302,8 @@ def positions_of(f, argnums, n_args) -> tuple[int, ...]:
 
 
 def scalar_output(f, structure, values):
-    value = values[0] if structure is LEAF else structure.unflatten(values)
+    result = values[0] if structure is LEAF else structure.unflatten(values)
+    value = primal(result)  # an enclosing differentiation's box: its plain value underneath
     # Attribute reads, not np.shape / np.iscomplexobj: NumPy's dispatch on a NumPy scalar costs
     # more than a small program's whole sweep.
     if isinstance(value, (_ndarray, np.generic)):
@@ -319,10 +323,11 @@ def scalar_output(f, structure, values):
         raise TypeError(f"grad requires {name_of(f)} to return a real scalar, but it returned a "
                         f"complex {np.result_type(value)}; differentiate its real part, abs or "
                         "abs**2, or use rulebridge.vjp.")
-    return value
+    return result
 
 
 def one_like(value):
+    value = primal(value)
     if isinstance(value, _ndarray):
         return np.ones_like(value)
     if isinstance(value, np.generic):
@@ -353,19 +358,27 @@ def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:
     for k, (var, value, g) in enumerate(zip(variables, values, ybars)):
         if var is None or g is None:
             continue
-        if np.shape(g) != np.shape(value):
+        if np.shape(primal(g)) != np.shape(primal(value)):
             paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
             raise ValueError(f"the cotangent {paths[k]} given to the pullback of {name_of(f)} "
                              f"has shape {np.shape(g)}, but that output has shape "
                              f"{np.shape(value)}")
+        value = primal(value)  # (under nesting: the plain value underneath)
         dtype = np.result_type(value)
-        given = np.asarray(g)
-        if given.dtype.kind not in _COTANGENT_KINDS.get(dtype.kind, "fiu"):
-            paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
-            raise TypeError(_cotangent_kind_error(f, paths[k], given.dtype, dtype))
-        g = np.asarray(given, dtype=dtype)
-        if isinstance(value, (np.generic, float, complex)):
-            g = g[()]
+        if type(g) is Traced:  # a cotangent of an enclosing differentiation: recorded there
+            if g.dtype.kind not in _COTANGENT_KINDS.get(dtype.kind, "fiu"):
+                paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
+                raise TypeError(_cotangent_kind_error(f, paths[k], g.dtype, dtype))
+            if g.dtype != dtype:
+                g = np.astype(g, dtype)
+        else:
+            given = np.asarray(g)
+            if given.dtype.kind not in _COTANGENT_KINDS.get(dtype.kind, "fiu"):
+                paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
+                raise TypeError(_cotangent_kind_error(f, paths[k], given.dtype, dtype))
+            g = np.asarray(given, dtype=dtype)
+            if isinstance(value, (np.generic, float, complex)):
+                g = g[()]
         # One box returned twice (`return y, y`) is one variable: its cotangents add up.
         seeds[var] = g if var not in seeds else seeds[var] + g
     return seeds
@@ -380,7 +393,7 @@ def real_run(f, what: str, argnums, has_aux, source, args, kwargs) -> tuple:
     structure, values, variables = run.outputs()
     paths = None
     for k, v in enumerate(values):
-        if is_differentiable(v) and np.result_type(v).kind == "c":
+        if is_differentiable(v) and np.result_type(primal(v)).kind == "c":
             paths = paths or structure.paths("output")
             raise TypeError(f"{what} of {name_of(f)}: {paths[k]} is complex "
                             f"({np.result_type(v)}); {what} is defined here for real outputs. "

@@ -19,6 +19,7 @@ SMALL = {
     "ode_fit": {"n_steps": 40, "dt": 0.15, "every": 2},
     "custom_adapter": {},
     "mlp": {"steps": 300},
+    "newton_rosenbrock": {"n": 6},
 }
 
 

@@ -1,5 +1,7 @@
-"""Nested differentiation is refused with NestedDifferentiationError on every route by which a
-traced value of one differentiation can reach another: never a number that mixes the two."""
+"""A traced value that escaped a finished differentiation is refused with
+NestedDifferentiationError on every route by which it can reach another: never a number that
+mixes the two. (Nesting itself, grad of grad and a gradient inside a loss, is supported:
+tests/test_levels.py.)"""
 
 import numpy as np
 import pytest
@@ -8,66 +10,6 @@ import rulebridge as rb
 
 x0 = np.array([0.3, -1.2, 0.7])
 y0 = np.array([1.1, 0.4, -0.5])
-DIFFERENTIATE = {  # how an inner differentiation may be started
-    "grad": lambda f, *args: rb.grad(f)(*args),
-    "value_and_grad": lambda f, *args: rb.value_and_grad(f)(*args)[1],
-    "vjp": lambda f, *args: rb.vjp(f, *args)[1](np.ones(np.shape(f(*args))))[0],
-    "trace": lambda f, *args: rb.trace(f, *args)[0],
-}
-
-
-def _refused(outer, *args):
-    with pytest.raises(rb.NestedDifferentiationError) as info:
-        rb.grad(outer)(*args)
-    assert "nested" in str(info.value) or "escaped" in str(info.value)
-    return info.value
-
-
-@pytest.mark.parametrize("inner", sorted(DIFFERENTIATE))
-def test_box_passed_to_an_inner_differentiation(inner):
-    def outer(x):
-        return np.sum(DIFFERENTIATE[inner](lambda z: np.sum(np.sin(z) * z), x))
-
-    _refused(outer, x0)
-
-
-@pytest.mark.parametrize("inner", sorted(DIFFERENTIATE))
-def test_outer_box_closed_over_and_mixed_with_the_inner_one(inner):
-    def outer(x):
-        return np.sum(DIFFERENTIATE[inner](lambda y: np.sum(y * x), y0))
-
-    _refused(outer, x0)
-
-
-@pytest.mark.parametrize("inner", ["grad", "value_and_grad", "vjp"])
-def test_inner_result_depends_only_on_the_closed_over_box(inner):
-    # d/dy of sum(x**2) is zero, d/dx of that is zero too; but the inner function returns an
-    # outer box, which must not be mistaken for a constant of the inner differentiation.
-    def outer(x):
-        return np.sum(DIFFERENTIATE[inner](lambda y: np.sum(x ** 2), y0))
-
-    _refused(outer, x0)
-
-
-def test_box_in_a_non_differentiated_argument_of_the_inner_call():
-    def outer(x):
-        return np.sum(rb.grad(lambda y, c: np.sum(y * c))(y0, x))
-
-    _refused(outer, x0)
-
-
-def test_box_in_a_keyword_argument_of_the_inner_call():
-    def outer(x):
-        return np.sum(rb.grad(lambda y, c=None: np.sum(np.sin(y) * c))(y0, c=x))
-
-    _refused(outer, x0)
-
-
-def test_box_inside_a_list_handed_to_the_inner_call():
-    def outer(x):
-        return np.sum(rb.grad(lambda y, cs: np.sum(np.concatenate([y] + cs)))(y0, [x]))
-
-    _refused(outer, x0)
 
 
 def _leak():

@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import ImportRuleError, UnverifiedRuleError
+from ..rules.levels import holds_box, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
 from .arguments import traced_argnums, with_traced
@@ -75,6 +76,8 @@ class FirstUse(Policy):
         if self.chosen.get(mask) is not None:
             return self.chosen[mask]  # another thread decided while this one waited
         key = with_traced(self.key, mask)
+        if holds_box(args):  # nested: checked at the plain values under the boxes (levels.py)
+            args = primals(args)
         earlier = self.registry.checked(wrapped.name, key)  # a wrapper made again after a reset
         results: list[CheckResult] = []
         refused: list[ImportRuleError] = []  # imports' own verifications that refused them

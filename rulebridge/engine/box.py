@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TracingError
+from ..rules.levels import Box, primal
 from .constants import constant_value, export
 from .decisions import ASKED
 from ..rules.scipy_names import fix_for, scipy_caller
@@ -31,12 +32,13 @@ NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it 
 _ndarray = np.ndarray
 
 
-class Traced:
+class Traced(Box):
     """The value your function sees in place of an array or scalar while it is differentiated.
 
     It behaves like the array it holds: NumPy's functions, ufuncs, operators, indexing, in-place
     writes, ``shape``, ``dtype``, ``ndim`` and ``T`` work on it, and each call is recorded on the
-    tape. Turning it back into a plain number or array (``float(x)``, ``np.asarray(x)``) raises
+    tape. Its value may be a box of an enclosing differentiation (rulebridge/rules/levels.py).
+    Turning it back into a plain number or array (``float(x)``, ``np.asarray(x)``) raises
     `TracingError` instead of silently cutting the gradient. Users never make one.
     """
 
@@ -156,10 +158,10 @@ class Traced:
     imag = property(lambda self: np.imag(self), NdarraySurface._set_imag)
 
     def _decided(self, kind: str):
-        return self._tape.decided(self._var, kind, ASKED[kind](self._value))
+        return self._tape.decided(self._var, kind, ASKED[kind](primal(self._value)))
 
     def __len__(self) -> int:
-        return self._tape.decided(self._var, "len", len(self._value))
+        return self._tape.decided(self._var, "len", len(primal(self._value)))
 
     def __iter__(self):
         for i in range(len(self)):
@@ -192,7 +194,8 @@ class Traced:
         return f"Traced(%{self._var}, {self._describe()})"
 
     def _describe(self) -> str:
-        return f"{format_spec(spec_of(self._value))} of shape {np.shape(self._value)}"
+        value = primal(self._value)
+        return f"{format_spec(spec_of(value))} of shape {np.shape(value)}"
 
 
 def _method(function):
@@ -268,6 +271,8 @@ def _as_plain_arithmetic_gives(out, arithmetic, a, b=_UNARY):
     machine `2.0 ** np.float32(t)` and `np.power(2.0, np.float32(t))` differed in the last bit
     for 19% of t."""
     # (No generators here: on a loop of scalar ops they cost more than the rest of the op.)
+    if type(out._value) is Traced:
+        return out  # a value of an enclosing differentiation: its level computed it
     a = a._value if type(a) is Traced else a
     if b is _UNARY:
         operands, value = (a,), arithmetic(a)

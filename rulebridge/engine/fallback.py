@@ -26,7 +26,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..errors import AdapterWarning, NoDerivativeError, RulebridgeError, RuleContractError
+from ..errors import (AdapterWarning, NestedDifferentiationError, NoDerivativeError,
+                      RulebridgeError, RuleContractError)
+from ..rules.levels import holds_box
 from ..rules.keys import configuration, format_key
 from .protect import WROTE_INTO_INPUT, is_read_only_write
 from .shedding import LARGE_BYTES
@@ -49,6 +51,11 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     what = (f"the pullback of the {rule.source} rule for {rule.name}{key} raised "
             f"{type(exc).__name__}: {exc}")
     registry = tape.registry
+    if holds_box(op.args) or holds_box(g if type(g) is tuple else (g,)):
+        cotangents = tape.writes.nested_pullback(rule.function)
+        if cotangents is not None:  # the engine's own, functional (writes/untake.py)
+            return cotangents(op.args, op.kwargs, g, argnums)
+        raise NestedDifferentiationError(_not_again(what, rule, registry, config)) from exc
     other = None
     if tape.source is None and not _shed(tape, op):
         other = next(_other_rules(registry, rule, config), None)
@@ -82,6 +89,22 @@ def _other_rules(registry, rule, config):
             yield found
 
 
+def _not_again(what: str, rule, registry, config) -> str:
+    """A pullback that could not run on an enclosing differentiation's boxes: it is not NumPy
+    code (a compiled function), so its own derivative cannot be recorded. The rule is not at
+    fault, and no status changes."""
+    others = [found.source for found in _other_rules(registry, rule, config)]
+    fix = (f"Differentiate the inner level with a source whose pullback here is NumPy code, "
+           f"if one of the others with a rule here is "
+           f"({', '.join(f'source={name!r}' for name in others)})" if others else
+           "No other installed source has a rule here")
+    return (f"{rule.name}{format_key(rule.signature, config)} cannot be differentiated twice with "
+            f"the {rule.source} rule: its pullback ran on values of an enclosing "
+            f"differentiation (grad of grad, a gradient inside a loss) and is not NumPy code "
+            f"that rulebridge can record. {fix}; or compute the inner derivative in closed "
+            f"form. (Details: {what}.)")
+
+
 def _shed(tape: Tape, op) -> bool:
     """Were the op's traced arguments replaced by stand-ins before the sweep? (Only tapes that
     wrote nothing shed, and only arguments of LARGE_BYTES or more.)"""
@@ -98,7 +121,7 @@ def _explained(what: str, rule, registry, config, tape: Tape) -> str:
                f"rulebridge.prefer({rule.name}, {others[0]!r}) for this function alone); with "
                "source=None an op whose pullback raises gets its gradient from one")
         if tape.source is None:  # its arguments were shed: this call cannot be run again
-            registry.record_check(rule.name, rule.source, format_key(rule.signature, config),
+            registry.record_check(rule.function, rule.source, format_key(rule.signature, config),
                                   "error")
             fix += (f". The arguments of this op were too large to keep, so {rule.source} is "
                     "passed over at this key for the rest of the process: the next call uses "

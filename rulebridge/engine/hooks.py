@@ -82,6 +82,12 @@ class Writes:
         """The rule of an allocating or writing function, or None (the adapters' turn)."""
         return None
 
+    def nested_pullback(self, function: Callable):
+        """`cotangents(args, kwargs, g, argnums)` computing an op's cotangents on an enclosing
+        differentiation's boxes, for a function whose source's pullback could not run on them;
+        or None (rulebridge/engine/fallback.py)."""
+        return None
+
     def building_rules(self) -> Any:
         """A context around the registry's lookup of a rule the tape had not cached: what the
         adapters' code must see while it builds one (rulebridge/writes/follow.py)."""

@@ -15,6 +15,7 @@ import builtins
 import numpy as np
 
 from ..errors import TracingError
+from ..rules.levels import primal
 
 _ndarray = np.ndarray
 _box_types: list = []  # the class `install` gave this face to (Traced)
@@ -45,10 +46,10 @@ class NdarraySurface:
     # -- attributes read from the value --------------------------------------------------------
 
     # (np.asarray of the value, never of the box: a scalar's value is a Python or NumPy scalar)
-    nbytes = property(lambda self: np.asarray(self._value).nbytes)
-    itemsize = property(lambda self: np.asarray(self._value).itemsize)
-    strides = property(lambda self: np.asarray(self._value).strides)
-    flags = property(lambda self: np.asarray(self._value).flags)
+    nbytes = property(lambda self: np.asarray(primal(self._value)).nbytes)
+    itemsize = property(lambda self: np.asarray(primal(self._value)).itemsize)
+    strides = property(lambda self: np.asarray(primal(self._value)).strides)
+    flags = property(lambda self: np.asarray(primal(self._value)).flags)
     device = property(lambda self: "cpu")
     mT = property(lambda self: np.swapaxes(self, -1, -2) if self.ndim >= 2 else _mT_error(self))
 
@@ -62,7 +63,7 @@ class NdarraySurface:
         return self
 
     def __format__(self, spec: str) -> str:
-        return format(self._value, spec) if spec else repr(self)  # f"{loss:.4f}" for logging
+        return format(primal(self._value), spec) if spec else repr(self)  # f"{loss:.4f}" for logging
 
     # -- functions of the array ----------------------------------------------------------------
 

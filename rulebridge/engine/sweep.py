@@ -17,6 +17,8 @@ from ..rules.signature import format_signature
 from .fallback import pullback_raised
 from .hooks import Effect
 from .op import UNARY, as_op
+from ..rules.levels import primal as _primal
+from .box import Traced
 from .tape import Tape
 
 _ndarray = np.ndarray
@@ -63,6 +65,9 @@ def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
                         _accumulate(cts, owned, var, ct)
                     else:
                         cts[var] = ct  # the first contribution, kept by reference
+                    continue
+                if type(ct) is Traced:  # an enclosing level recorded the pullback's work
+                    _distribute(cts, owned, op, _FIRST, (ct,))
                     continue
                 # What unary_vjp gave does not conform: the pullback conforms it.
             residuals = (residuals, args, None)  # the rule's: CallResiduals' fields
@@ -129,7 +134,7 @@ def _accumulate(cts, owned, var, ct):
     prev = cts.get(var)
     if prev is None:
         cts[var] = ct
-    elif var in owned:
+    elif var in owned and type(ct) is not Traced:
         np.add(prev, ct, out=prev)
     else:
         total = prev + ct
@@ -177,7 +182,11 @@ def _add_sparse(cts, owned, var, ct, primal, op):
 
 def _checked(ct, primal, op, i):
     """The cheap, always-on contract check: the cotangent has the primal's shape and dtype (a
-    sparse cotangent adds into an array the engine makes with that shape and dtype)."""
+    sparse cotangent adds into an array the engine makes with that shape and dtype). A box of an
+    enclosing level is checked by its innermost primal, and kept."""
+    if type(ct) is Traced or type(primal) is Traced:
+        _checked(_primal(ct), _primal(primal), op, i)
+        return ct
     if type(primal) is _ndarray:
         if type(ct) is SparseCotangent:
             return ct

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import NestedDifferentiationError, RuleContractError
 from ..rules.keys import Configuration, call_shape, configuration, keyed, spelling
+from ..rules.levels import holds_box, new_level, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
@@ -73,6 +74,9 @@ class Tape:
         # What the program decided on traced values (branches, lengths, shapes): the guards of
         # a replay, in the order taken (rulebridge/engine/decisions.py).
         self.decisions: list[Decision] = []
+        # Above every trace made before this one (rulebridge/rules/levels.py): an op goes to
+        # the highest-level tape among its arguments' boxes; a lower level's box is a constant.
+        self.level = new_level()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -136,14 +140,17 @@ class Tape:
             if type(args) is Traced:
                 args = (args,)
             if guarded and self.guard is not None:
+                top = top_tape(self, args)
+                if top is not self:  # a box of a higher level: the op is that tape's
+                    return top.record(function, args, kwargs, guarded)
                 self.guard(function, args)
             # Unbox, and spell the signature as a flat key for this tape's own rule cache: an exact
             # ndarray adds (dtype, ndim), a Python scalar its type. Anything else (a sequence of
             # boxes, an index, a subclass) leaves `key` None and takes the registry's spelling.
             if len(args) == 1 and type(args[0]) is Traced:  # x = f(x): most ops
                 box = args[0]
-                if box._tape is not self:
-                    raise _foreign_box(function)
+                if box._tape is not self:  # (only through a write's own records)
+                    return top_tape(box._tape, args).record(function, args, kwargs, guarded)
                 value = box._value
                 values = (value,)
                 inputs = self.last_outputs  # the previous op's (var,) tuple when it made x
@@ -159,12 +166,20 @@ class Tape:
                 key = (function,)
                 for a in args:
                     if type(a) is Traced:
-                        if a._tape is not self:
-                            raise _foreign_box(function)
+                        if a._tape is not self:  # another level's box (rulebridge/rules/levels.py)
+                            top = top_tape(self, args)
+                            if top is not self:
+                                return top.record(function, args, kwargs, guarded)
+                            inputs.append(None)  # a lower level's box: a constant here
+                            values.append(a)
+                            key = None
+                            continue
                         inputs.append(a._var)
                         a = a._value
                     elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
                         items, item_vars = self._unbox_sequence(function, a)
+                        if items is None:  # it holds a box of a higher level
+                            return top_tape(self, args).record(function, args, kwargs, guarded)
                         a = type(a)(items)
                         inputs.append(item_vars)
                     else:
@@ -225,7 +240,11 @@ class Tape:
         if known is not None:
             args, kwargs = known.apply(values, kwargs)
             return known.rule, args, kwargs, inputs + (None,) * len(known.moved)
-        args, normalised, signature, config, cached = keyed(function, values, kwargs)
+        if key is None and holds_box(values):  # a lower level's boxes: keyed by their primals
+            args, normalised, signature, config, cached = keyed(function, primals(values), kwargs)
+            args = values + args[len(values):]  # (only keywords move; a box never comes by one)
+        else:
+            args, normalised, signature, config, cached = keyed(function, values, kwargs)
         rule = self.rules.get(cached) or self._lookup(function, signature, config)
         if shape is not None and config and len(self.rules) < _MAX_CACHED:
             self.rules[shape] = spelling(function, values, kwargs, args, normalised, rule)
@@ -251,8 +270,8 @@ class Tape:
         one-input ufunc's argument (np.absolute of a complex array, np.isnan)."""
         if isinstance(out, (tuple, list)):
             structure, items = type(out), out
-        elif isinstance(out, (_ndarray, np.generic)) and out.dtype.kind in INEXACT_KINDS:
-            structure, items = None, (out,)
+        elif isinstance(out, (_ndarray, np.generic, Traced)) and out.dtype.kind in INEXACT_KINDS:
+            structure, items = None, (out,)  # (a Traced: the forward ran on a lower level's box)
         elif type(out) is float or type(out) is complex:  # np.real(1.5) is NumPy's 1.5 too
             structure, items = None, (out,)
         elif not is_differentiable(out):  # a shape, a count, a bool: nothing to differentiate,
@@ -284,7 +303,11 @@ class Tape:
         for item in seq:
             if type(item) is Traced:
                 if item._tape is not self:
-                    raise _foreign_box(function)
+                    if item._tape.level > self.level:
+                        return None, None  # the op is that level's (`record` sends it there)
+                    items.append(item)  # a lower level's box: a constant here
+                    item_vars.append(None)
+                    continue
                 items.append(item._value)
                 item_vars.append(item._var)
             else:
@@ -386,6 +409,18 @@ def _substitute(value, var, env):
     return type(value)(_substitute(a, v, env) for a, v in zip(value, var))
 
 
+def top_tape(tape: Tape, args) -> Tape:
+    """The highest-level tape among `tape` and the tapes of the boxes in `args` (a tuple of
+    arguments; lists and tuples in it are searched too)."""
+    for a in args:
+        if type(a) is Traced:
+            if a._tape.level > tape.level:
+                tape = a._tape
+        elif (type(a) is list or type(a) is tuple) and a:
+            tape = top_tape(tape, a)
+    return tape
+
+
 def _holds_box(seq) -> bool:
     return any(type(item) is Traced for item in seq)
 
@@ -403,11 +438,3 @@ def _record_escaped(function, args):
         "Its gradient can no longer be recorded; return plain results from differentiated "
         "functions, or compute this inside the differentiated function.")
 
-
-def _foreign_box(function) -> Exception:
-    return NestedDifferentiationError(
-        f"{function_name(function)} received traced values from two different differentiations. "
-        "Either a function being differentiated calls rulebridge.grad/vjp itself (nested "
-        "differentiation is not supported), or a traced value escaped an earlier grad call (kept "
-        "in a global, a closure or a cache) and is used again. Return plain results from "
-        "differentiated functions and differentiate once.")

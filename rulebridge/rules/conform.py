@@ -8,6 +8,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import Declined
+from .levels import Box
 from .signature import Signature, SpecInfo, format_spec
 
 #: The dtypes rulebridge differentiates: float32, float64 and complex128.
@@ -84,6 +85,10 @@ def conform_cotangent(ct: Any, primal: Any) -> Any:
     if ct is None:
         return None
     target = primal.dtype if hasattr(primal, "dtype") else np.result_type(primal)
+    if isinstance(ct, Box):  # under nesting (rulebridge/rules/levels.py): recorded, not copied
+        if ct.dtype.kind == "c" and target.kind != "c":
+            ct = np.real(ct)
+        return ct if ct.dtype == target else np.astype(ct, target)
     ct_dtype = getattr(ct, "dtype", None)
     if ct_dtype is None:
         ct = np.asarray(ct)

@@ -17,10 +17,12 @@ import numpy as np
 
 from ..engine.hooks import Writes
 from ..errors import MutationError
+from ..rules.levels import primal
 from ..rules.rule import Rule, function_name
 from ..rules.signature import SpecInfo
 from .follow import numpy_as_is
-from .write import _write_rule, setitem
+from .untake import NESTED_PULLBACKS, untake, untake_rule
+from .write import _refuse_nested, _write_rule, setitem
 
 _ndarray = np.ndarray
 
@@ -45,6 +47,8 @@ def augmented(function, box, other):
     immutable, so for them `x += y` just rebinds the name)."""
     result = function(box, other)
     if type(box._value) is not _ndarray:
+        if isinstance(primal(box), _ndarray):  # an array one level down: a write there
+            _refuse_nested(f"x {_SYMBOLS[function]} y", Ellipsis, box)
         return result
     _check_cast(function, result, box._value, "same_kind")
     _check_shape(function, result, box._value)
@@ -159,6 +163,8 @@ def engine_rule(function, signature) -> Rule | None:
                     source="rulebridge", notes="engine: a new buffer")
     if function is operator.setitem:
         return _write_rule(signature)
+    if function is untake:
+        return untake_rule(signature)
     if function is np.copy:
         return Rule(function, signature, _allocate(function), _copy_pullback, source="rulebridge",
                     notes="engine: a copy, which the fix for aliasing errors relies on")
@@ -248,6 +254,7 @@ class Routes(Writes):
     function_out = staticmethod(function_out)
     refuse_ufunc_at = staticmethod(refuse_ufunc_at)
     engine_rule = staticmethod(engine_rule)
+    nested_pullback = staticmethod(NESTED_PULLBACKS.get)
     building_rules = staticmethod(numpy_as_is)
 
     def independent(self, rule) -> bool:

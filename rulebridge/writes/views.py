@@ -33,6 +33,7 @@ import numpy as np
 from ..engine.hooks import Effect
 from ..engine.tape import Tape
 from ..errors import MutationError
+from ..rules.levels import Box
 from ..rules.rule import function_name
 from ..rules.signature import format_spec, spec_of
 
@@ -195,7 +196,10 @@ def _last_output(op) -> int:
 
 
 def owner_of(a):
-    """The object that owns `a`'s memory (NumPy keeps a view's `base` pointing at it)."""
+    """The object that owns `a`'s memory (NumPy keeps a view's `base` pointing at it); a box
+    of a lower level, whose memory is that level's business, is its own (levels.py)."""
+    if isinstance(a, Box):
+        return a
     base = getattr(a, "base", None)
     while base is not None:
         a = base

@@ -148,13 +148,14 @@ class MutationState(Effects):
 
     def guard(self, function, args) -> None:
         """Before each recorded op: every box read is brought up to date, or refused."""
-        box_type = self.box_type
-        for a in args:
+        box_type, tape = self.box_type, self.tape
+        for a in args:  # (a lower level's box is that tape's: rulebridge/rules/levels.py)
             if type(a) is box_type:
-                self.aliases.check(a, function)
+                if a._tape is tape:
+                    self.aliases.check(a, function)
             elif type(a) is list or type(a) is tuple:
                 for item in a:
-                    if type(item) is box_type:
+                    if type(item) is box_type and item._tape is tape:
                         self.aliases.check(item, function)
 
     def check_result(self, result) -> None:
@@ -230,6 +231,9 @@ def setitem(box, index, value, what: str | None = None):
                            "them from plain arrays (or compare: x[y > 0] = v)")
     tape = box._tape
     tape.check_open(operator.setitem)
+    if type(box._value) is type(box) or (type(value) is type(box) and (
+            value._tape is not tape or type(value._value) is type(box))):
+        _refuse_nested(what, index, box)
     state = tape.effects or MutationState(tape, type(box))
     target = box._value
     what = Described(what, index, target)
@@ -267,6 +271,18 @@ def setitem(box, index, value, what: str | None = None):
         state.propagate(in_var, out_var, target)  # before logging: the parent is current so far
     aliases.logged(target, old if view else target, out_var, what)
     return box
+
+
+def _refuse_nested(what, index, box):
+    """A write whose values belong to an enclosing differentiation (rulebridge/rules/levels.py):
+    not recorded yet, so refused before anything is written."""
+    what = what or f"x[{_format_index(index)}] = v"
+    raise MutationError(
+        f"{what}: an in-place write inside a nested differentiation (grad of grad, hessian, "
+        "hvp, a gradient step inside a loss) writes values of the enclosing differentiation, "
+        "which rulebridge does not record yet. Write it without mutation: "
+        "x = np.where(mask, v, x), np.concatenate([...]) or np.stack([...]) instead of "
+        "x[i] = v, and y = x + v instead of x += v. (Writes differentiated once are recorded.)")
 
 
 def _writable(state: MutationState, box, target, what) -> np.ndarray:

@@ -259,6 +259,33 @@ def _nograd_rule(entry: Entry):
     return _forward_of(entry.function), pullback
 
 
+def _boxes_as_arrays() -> None:
+    """Under nested differentiation a pullback runs on rulebridge's boxes of an enclosing trace
+    (`rulebridge.Traced`). autograd's own tracer, which differentiates a composite function at
+    pullback time, boxes them as it boxes arrays; its primitives then call NumPy on them, and
+    rulebridge records those calls."""
+    from autograd.extend import VSpace
+    from autograd.numpy.numpy_boxes import ArrayBox
+    from autograd.numpy.numpy_vspaces import ArrayVSpace, ComplexArrayVSpace
+
+    class Space(ArrayVSpace):
+        def _mut_add(self, x, y):  # adds functionally: a plain buffer cannot hold a box
+            return x + y
+
+    class ComplexSpace(ComplexArrayVSpace):
+        _mut_add = Space._mut_add
+
+    def vspace(box):  # of a stand-in of the box's shape and dtype: no value is read
+        like = np.broadcast_to(np.zeros((), box.dtype), box.shape)
+        return (ComplexSpace if box.dtype.kind == "c" else Space)(like)
+
+    ArrayBox.register(rulebridge.Traced)
+    VSpace.register(rulebridge.Traced, vspace)
+
+
+_boxes_as_arrays()
+
+
 def _composite_rule(entry: Entry):
     """autograd writes this function in terms of its primitives: let autograd's own tracer
     differentiate that composition at pullback time."""
@@ -372,6 +399,8 @@ def _sparse_or_conform(ct, primal):
 def _conform(ct, primal):
     if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype is primal.dtype:
         return ct  # the common case; the engine checks the shape
+    if type(ct) is rulebridge.Traced:  # nested differentiation: rulebridge records it
+        return conform_cotangent(ct, primal)
     if isinstance(primal, (list, tuple)):
         return [_conform(c, p) for c, p in zip(ct, primal)]
     if type(ct) is SparseObject:  # from indexing: make it dense
