@@ -24,6 +24,7 @@ from .checking.outputs import outputs_mismatch
 from .checking.wrapping import Policy, wrap
 from .errors import AdapterError, Declined, ImportRuleError, UnverifiedRuleError
 from .rules.keys import spelled_for, static_values
+from .rules.levels import primals
 from .rules.registry import REGISTRY
 from .rules.pinned import pinned, refresh
 from .rules.rule import Rule, function_name
@@ -367,10 +368,11 @@ class _Verified(Policy):
         continuous = self.imported.continuous
         static = kwargs if not continuous[1] or not kwargs else {
             k: v for k, v in kwargs.items() if k not in continuous[1]}
-        constants = constant_values(args, kwargs, traced, continuous)
+        plain = primals(args)  # (nested: checked at the plain values, levels.py)
+        constants = constant_values(plain, kwargs, traced, continuous)
         key = (self.signature, static_values(args, static), argnums, constants)
         if key not in self.imported.verified:
-            self.imported.verify(self.rule, args, kwargs, argnums, per_value=bool(constants))
+            self.imported.verify(self.rule, plain, kwargs, argnums, per_value=bool(constants))
             self.imported.verified.add(key)
         return self.rule
 
