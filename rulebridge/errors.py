@@ -38,7 +38,8 @@ class AdapterError(RulebridgeError):
 
 
 class NestedDifferentiationError(RulebridgeError):
-    """Differentiating a function that itself differentiates is not supported."""
+    """A traced value escaped its differentiation, or a nested one (grad of grad) met a
+    pullback that is not NumPy code and so cannot be differentiated again."""
 
 
 class NoDerivativeError(RulebridgeError, ValueError):

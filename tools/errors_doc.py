@@ -107,10 +107,13 @@ EXAMPLES = [
             "An adapter is not installed, failed to import, or raised while building a rule.",
             "Install it (the message says how) or pick an installed source."),
     Example(rb.NestedDifferentiationError,
-            "rb.grad(lambda x: np.sum(rb.grad(lambda y: np.sum(y * y))(x)))(np.ones(3))",
-            "A function being differentiated calls grad/vjp/trace on traced values, or a traced "
-            "value escaped an earlier differentiation (a global, a closure) and is used again.",
-            "Differentiate once; return plain results from differentiated functions."),
+            "rb.hessian(lambda x: np.sum(np.sin(x)), source='jax')(np.ones(3))",
+            "Nested differentiation (grad of grad, hessian, a gradient inside a loss) met a rule "
+            "whose pullback is not NumPy code (JAX's are compiled), so its derivative cannot be "
+            "recorded; or a traced value escaped an earlier differentiation (a global, a "
+            "closure) and is used again.",
+            "Differentiate the inner level with a source whose pullbacks are NumPy code "
+            "(autograd's, or source=None); return plain results from differentiated functions."),
     Example(rb.MutationError,
             "def f(x):\n"
             "    u = np.copy(x)\n"
