@@ -14,8 +14,9 @@ from typing import Any, Callable, Concatenate, Literal, ParamSpec, Sequence, Typ
 
 import numpy as np
 
-from .boundary import (Ownership, Run, name_of, new_tape,  # noqa: F401 (api.new_tape: docs)
-                       one_like, positions_of, real_run, scalar_output, seeds_of)
+from .boundary import (name_of, new_tape, one_like, positions_of,  # noqa: F401 (new_tape: docs)
+                       scalar_output, seeds_of)
+from .call import Call, one_or_tuple, real_call
 from .checking.gradcheck import check_gradient
 from .engine.box import Traced
 from .engine.collector import collector_paused
@@ -129,18 +130,12 @@ def value_and_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
 
 
 def _value_and_grad(f, argnums, has_aux, source, args, kwargs):
-    positions = positions_of(f, argnums, len(args))
-    run = Run(f, args, kwargs, positions, True, source)
-    aux = run.split_aux() if has_aux else None
-    structure, values, variables = run.outputs()
-    value = scalar_output(f, structure, values)
-    run.tape.shed_large_values()
-    var = variables[0]
-    cts = run.sweep({var: one_like(value)}) if var is not None else {}
-    owner = Ownership(args, value, aux)
-    grads = tuple(run.gradient(i, cts, owner) for i in positions)
-    return ((value, aux) if has_aux else value,
-            grads if isinstance(argnums, (tuple, list)) else grads[0])
+    call = Call(f, args, kwargs, positions_of(f, argnums, len(args)), has_aux, source)
+    value = scalar_output(f, call.structure, call.values)
+    call.run.tape.shed_large_values()
+    var = call.variables[0]
+    grads = call.gradients({var: one_like(value)} if var is not None else {}, value, call.aux)
+    return (value, call.aux) if has_aux else value, one_or_tuple(argnums, grads)
 
 
 Pullback = Callable[[Any], tuple[Any, ...]]
@@ -189,19 +184,16 @@ def vjp(f: Callable[..., Any], *args: Any, has_aux: bool = False,
         With `has_aux` only: aux's values.
     """
     with collector_paused:
-        run = Run(f, args, {}, range(len(args)), False, source)
-    aux = run.split_aux() if has_aux else None
-    structure, values, variables = run.outputs()
+        call = Call(f, args, {}, range(len(args)), has_aux, source, strict=False)
+    structure, values, aux = call.structure, call.values, call.aux
     y = structure.unflatten(values)
-    run.tape.shed_large_values()
+    call.run.tape.shed_large_values()
 
     def pullback(ybar: Any) -> tuple[Any, ...]:
         ybars = [ybar] if structure is LEAF else structure.flatten_up_to(ybar, "ybar")
-        seeds = seeds_of(f, structure, values, variables, ybars)
+        seeds = seeds_of(f, structure, values, call.variables, ybars)
         with collector_paused:
-            cts = run.sweep(seeds)
-        owner = Ownership(args, ybar, y, aux)
-        return tuple(run.gradient(i, cts, owner) for i in range(len(args)))
+            return call.gradients(seeds, ybar, y, aux)
 
     return (y, pullback, aux) if has_aux else (y, pullback)
 
@@ -221,8 +213,8 @@ def trace(f: Callable[..., Any], *args: Any, source: str | None = None) -> tuple
         The adapter whose rules to use; None lets rulebridge choose.
     """
     with collector_paused:
-        run = Run(f, args, {}, range(len(args)), False, source)
-    structure, values, variables = run.outputs()
+        call = Call(f, args, {}, range(len(args)), False, source, strict=False)
+    run, structure, values, variables = call.run, call.structure, call.values, call.variables
     tape = run.tape
     tape.outputs = (variables[0] if structure is LEAF and variables[0] is not None else
                     structure.unflatten([Constant(v) if var is None else var
@@ -267,14 +259,12 @@ def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     @functools.wraps(f)
     def elementwise_grad_f(*args: Any, **kwargs: Any) -> Any:
         with collector_paused:
-            run, positions, structure, values, variables, aux = real_run(
-                f, "elementwise_grad", argnums, has_aux, source, args, kwargs)
-            ones = [np.ones_like(v) if is_differentiable(v) else None for v in values]
-            cts = run.sweep(seeds_of(f, structure, values, variables, ones))
-            owner = Ownership(args, aux)
-            grads = tuple(run.gradient(i, cts, owner) for i in positions)
-        g = grads if isinstance(argnums, (tuple, list)) else grads[0]
-        return (g, aux) if has_aux else g
+            call = real_call(f, "elementwise_grad", argnums, has_aux, source, args, kwargs)
+            ones = [np.ones_like(v) if is_differentiable(v) else None for v in call.values]
+            grads = call.gradients(
+                seeds_of(f, call.structure, call.values, call.variables, ones), call.aux)
+        g = one_or_tuple(argnums, grads)
+        return (g, call.aux) if has_aux else g
 
     return elementwise_grad_f
 
@@ -314,24 +304,22 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     @functools.wraps(f)
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         with collector_paused:
-            run, positions, structure, values, variables, aux = real_run(
-                f, "jacobian", argnums, has_aux, source, args, kwargs)
-            run.tape.shed_large_values()
-            blocks = [_jacobian_block(run, positions, k, values, variables)
-                      for k in range(len(values))]
-        rows = [b if isinstance(argnums, (tuple, list)) else b[0] for b in blocks]
-        jac = structure.unflatten(rows)
-        return (jac, aux) if has_aux else jac
+            call = real_call(f, "jacobian", argnums, has_aux, source, args, kwargs)
+            call.run.tape.shed_large_values()
+            blocks = [_jacobian_block(call, k) for k in range(len(call.values))]
+        jac = call.structure.unflatten([one_or_tuple(argnums, b) for b in blocks])
+        return (jac, call.aux) if has_aux else jac
 
     return jacobian_f
 
 
-def _jacobian_block(run: Run, positions, k: int, values: list, variables: list) -> tuple:
-    """The Jacobian of output leaf k with respect to each argument in `positions`."""
-    value = primal(values[k])  # (an enclosing differentiation's box: its value underneath)
+def _jacobian_block(call: Call, k: int) -> tuple:
+    """The Jacobian of output leaf k with respect to each argument in `call.positions`."""
+    run, positions = call.run, call.positions
+    value = primal(call.values[k])  # (an enclosing differentiation's box: its value underneath)
     shape = np.shape(value)
     rows = {i: [[] for _ in run.traced[i].leaves] for i in dict.fromkeys(positions)}
-    var = variables[k]
+    var = call.variables[k]
     if var is not None:
         seed = _zeros(shape, np.result_type(value))
         for j in range(seed.size):

@@ -382,21 +382,3 @@ def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:
         # One box returned twice (`return y, y`) is one variable: its cotangents add up.
         seeds[var] = g if var not in seeds else seeds[var] + g
     return seeds
-
-
-def real_run(f, what: str, argnums, has_aux, source, args, kwargs) -> tuple:
-    """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real; aux's
-    values with `has_aux` (else None)."""
-    positions = positions_of(f, argnums, len(args))
-    run = Run(f, args, kwargs, positions, True, source)
-    aux = run.split_aux() if has_aux else None
-    structure, values, variables = run.outputs()
-    paths = None
-    for k, v in enumerate(values):
-        if is_differentiable(v) and np.result_type(primal(v)).kind == "c":
-            paths = paths or structure.paths("output")
-            raise TypeError(f"{what} of {name_of(f)}: {paths[k]} is complex "
-                            f"({np.result_type(v)}); {what} is defined here for real outputs. "
-                            "Take its real and imaginary parts as two outputs, or use "
-                            "rulebridge.vjp.")
-    return run, positions, structure, values, variables, aux
