@@ -283,3 +283,9 @@ def test_float32_keys_see_through_to_the_innermost_primal():
     assert h.dtype == np.float32
     want = jax.hessian(functools.partial(tanh_loss, jnp))(x0)
     np.testing.assert_allclose(h, want, rtol=2e-4, atol=1e-5)
+
+
+def test_debug_mode_checks_each_level_at_its_plain_values():
+    with rb.debug():
+        got = rb.hessian(functools.partial(solve_slogdet, np))(A0)
+    close(got, jax.hessian(functools.partial(solve_slogdet, jnp))(A0))
