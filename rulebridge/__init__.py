@@ -3,7 +3,10 @@ checked against finite differences."""
 
 from __future__ import annotations
 
-from typing import Callable
+import warnings
+from typing import Any, Callable
+
+import numpy as np
 
 from .api import check_grads, elementwise_grad, grad, jacobian, trace, value_and_grad, vjp
 from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning, assert_rule,
@@ -16,6 +19,7 @@ from .checking import regimes as _regimes
 from .checking import status as _status
 from .checking.debug import debug
 from .checking.debug import enabled as debug_enabled
+from .checking.lookup import Lookup, Verdict, lookup_call
 from .engine.box import Traced
 from .engine.tape import Op, Tape
 from .errors import (AdapterError, AdapterWarning, Declined, GradientCheckError, ImportRuleError,
@@ -104,8 +108,9 @@ def register_adapter(adapter: Adapter) -> None:
     REGISTRY.register(adapter)
 
 
-def lookup(function: Callable, signature: Signature, source: str | None = None) -> Rule:
-    """The rule rulebridge would use for `function` at `signature`.
+def rule_for(function: Callable, signature: Signature, source: str | None = None) -> Rule:
+    """The rule rulebridge would use for `function` at `signature` (what `lookup` returned
+    before 0.2).
 
     Parameters
     ----------
@@ -131,6 +136,53 @@ def lookup(function: Callable, signature: Signature, source: str | None = None) 
     return REGISTRY.require(function, signature, source)
 
 
+def lookup(function: Callable, *args: Any, **kwargs: Any) -> Lookup:
+    """Is this call verified? For ``function(*args, **kwargs)``: the key rulebridge trusts a
+    rule at, each installed source's verdict there, the rule a call uses, the keys the shipped
+    matrix checked for the function, and its caveats. Nothing is differentiated or checked.
+
+    ``print(rulebridge.lookup(np.cumprod, x, axis=0))``; the command
+    ``rulebridge lookup "np.cumprod(float64[:, :], axis=0)"`` prints the same.
+
+    Parameters
+    ----------
+    function : callable
+        A NumPy or SciPy function, a `rulebridge.scipy` drop-in, or one given a rule by
+        `import_rule`.
+    *args, **kwargs
+        The call's arguments, plain arrays and values (only their types and the static values
+        that make the key matter).
+
+    Returns
+    -------
+    Lookup
+        `.verified`, `.used` (the source used, None when a call raises), `.verdicts` (one
+        `Verdict` per source: `.status`, `.origin`, `.reason`), `.nearby`, `.caveats`.
+
+    Notes
+    -----
+    ``lookup(function, signature, source=None)`` with a `Signature` still returns the `Rule`,
+    with a DeprecationWarning: that is `rule_for` now.
+    """
+    if _is_signature_form(args, kwargs):
+        warnings.warn("rulebridge.lookup(function, signature, source) is rulebridge.rule_for "
+                      "now; rulebridge.lookup(function, *args, **kwargs) reports on a call",
+                      DeprecationWarning, stacklevel=2)
+        return rule_for(function, *args, **kwargs)
+    return lookup_call(function, args, kwargs)
+
+
+def _is_signature_form(args: tuple, kwargs: dict) -> bool:
+    """`lookup(f, signature[, source])`: a tuple of specs, then at most a source name."""
+    if not args or not isinstance(args[0], tuple) or set(kwargs) - {"source"}:
+        return False
+    if len(args) > 2 or (len(args) == 2 and not isinstance(args[1], (str, type(None)))):
+        return False
+    return all(isinstance(spec, type) or (isinstance(spec, tuple) and spec
+                                          and isinstance(spec[0], (type, np.dtype)))
+               for spec in args[0])
+
+
 # The shipped check results choose among sources (read when the first rule is looked up), and
 # a key they do not cover is checked at its first inputs (rulebridge.trust() turns that off).
 REGISTRY.add_status_loader(_status.install)
@@ -152,7 +204,7 @@ __all__ = [
     "check_on_first_use", "check_rule", "conform_cotangent", "debug", "debug_enabled",
     "decline_unsupported", "dispatched_functions", "dispatches", "follow_plain_buffers",
     "format_signature", "format_spec", "function_name", "grad", "hermitian_from_triangle",
-    "import_rule", "is_differentiable", "key_of", "lookup",
+    "import_rule", "is_differentiable", "key_of", "lookup", "Lookup", "rule_for", "Verdict",
     "lower_triangle_cotangent", "measure_rules", "one_triangle_call", "parse_signature",
     "prefer", "reads_one_triangle", "register_adapter", "rules", "signature_of", "spec_of",
     "spelled_for", "trace", "triangle_read", "trust", "value_and_grad", "vjp",

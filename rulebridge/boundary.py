@@ -38,8 +38,9 @@ def nested(f: Any) -> NestedDifferentiationError:
     return NestedDifferentiationError(
         f"{name_of(f) if f else 'a function'} returned or received a traced value of a "
         "differentiation that has finished or is nested inside this one (kept in a global, a "
-        "closure or a cache after its grad/vjp returned). Return plain results from "
-        "differentiated functions; nesting itself (grad of grad) is supported.")
+        "closure or a cache after its grad/vjp returned).",
+        fix="return y  # return results from the differentiated function instead of keeping "
+            "them; nesting itself (rulebridge.grad(rulebridge.grad(f))) is supported")
 
 
 def new_tape(source: str | None = None) -> Tape:

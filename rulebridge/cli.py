@@ -1,9 +1,12 @@
-"""The `rulebridge` command (also `python -m rulebridge`): `rulebridge demo`, `rulebridge matrix`."""
+"""The `rulebridge` command (also `python -m rulebridge`): `rulebridge demo`, `rulebridge matrix`,
+`rulebridge lookup "np.cumprod(float64[:, :], axis=0)"`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+import numpy as np
 
 from . import __version__
 
@@ -28,6 +31,65 @@ def matrix(argv: list[str] | None = None) -> int:
     return run_matrix(argv, importers=(imported,))
 
 
+class _Spelled:
+    """`float64[:, :]` in a spelled call: an array of that dtype and rank (3 along each axis);
+    `float64` alone a scalar of it."""
+
+    def __init__(self, dtype: str) -> None:
+        self.dtype = np.dtype(dtype)
+
+    def __getitem__(self, index) -> np.ndarray:
+        axes = index if isinstance(index, tuple) else (index,)
+        if any(a is not Ellipsis and a != slice(None) for a in axes):
+            raise SyntaxError(f"{self.dtype}[...] takes only `:` per axis, as in float64[:, :]")
+        rng = np.random.default_rng(0)
+        value = rng.standard_normal((3,) * len(axes))
+        return (value + 1j * rng.standard_normal(value.shape) if self.dtype.kind == "c"
+                else value).astype(self.dtype)
+
+
+def spelled_call(text: str) -> tuple:
+    """`(function, args, kwargs)` of a call spelled like a key: `np.cumprod(float64[:, :],
+    axis=0)`; `np`/`numpy` is NumPy and `scipy` is rulebridge.scipy (SciPy's names, drop-ins
+    where SciPy is outside NumPy's protocols)."""
+    import ast
+
+    from . import scipy as dropins
+
+    tree = ast.parse(text.strip(), mode="eval").body
+    if not isinstance(tree, ast.Call):
+        raise SyntaxError(f"{text!r} is not a call: spell one, as np.cumprod(float64[:, :], "
+                          "axis=0)")
+    scope = {"np": np, "numpy": np, "scipy": dropins, "inf": np.inf, "nan": np.nan}
+    for name in ("float32", "float64", "complex128", "int64", "int32", "bool_"):
+        scope[name] = _Spelled(name)
+
+    def value(node):
+        try:
+            found = eval(compile(ast.Expression(node), "<lookup>", "eval"), scope)
+        except NameError as exc:
+            raise SyntaxError(f"{exc}: spell each array by its type, as float64[:, :] (float32, "
+                              "float64, complex128, int64, bool_), and each scalar by its "
+                              "value or type (2.0, float64)") from None
+        return np.dtype(found.dtype).type(0.5) if isinstance(found, _Spelled) else found
+
+    return (value(tree.func), tuple(value(a) for a in tree.args),
+            {k.arg: value(k.value) for k in tree.keywords})
+
+
+def lookup(text: str) -> int:
+    """`rulebridge lookup "CALL"`: print `rulebridge.lookup` of a spelled call."""
+    from . import lookup as look
+
+    try:
+        function, args, kwargs = spelled_call(text)
+    except SyntaxError as exc:
+        print(f"rulebridge lookup: {exc.msg if exc.msg else exc}", file=sys.stderr)
+        return 2
+    print(look(function, *args, **kwargs))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rulebridge", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rulebridge {__version__}")
@@ -39,6 +101,14 @@ def main(argv: list[str] | None = None) -> int:
                            "instead of the listing); render with `dot -Tsvg FILE -o tape.svg`")
     commands.add_parser("matrix", add_help=False,
                         help="check every rule against finite differences; write compat_matrix.md")
+    look = commands.add_parser(
+        "lookup", help="is this call verified? each source's verdict at its key",
+        description="Each source's verdict at the key of one call, the keys the shipped matrix "
+                    "checked, and the caveats. Spell arrays by type: "
+                    "rulebridge lookup \"np.cumprod(float64[:, :], axis=0)\"; "
+                    "\"scipy.stats.norm.logpdf(float64[:], 0.0, 1.0)\" (scipy is "
+                    "rulebridge.scipy).")
+    look.add_argument("call", help="a call such as \"np.linalg.eigh(float64[:, :])\"")
     args, rest = parser.parse_known_args(argv)
     if args.command == "demo":
         from .demo import run
@@ -48,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         return run(dot=args.dot)
     if args.command == "matrix":
         return matrix(rest)
+    if args.command == "lookup":
+        if rest:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        return lookup(args.call)
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -1,10 +1,110 @@
-"""Every error rulebridge raises. Each says what happened, to which function, and what to do."""
+"""Every error rulebridge raises. Each says what happened, to which function, and what to do.
+
+`str(error)`, what a traceback shows, has three parts: a first line that says where in the
+user's code it happened (the file and line of the innermost frame outside rulebridge, its
+adapters, the installed libraries and the standard library) and what happened; then the most
+likely fix, as code to paste (`fix=`); then the details (`details=`). Every error gets the
+location from the base class, wherever it is raised. `error.message` and `f"{error}"` give the
+text without the location, for one message quoting another (a NoRuleError listing each
+adapter's reason, a matrix cell's reason), so that no location leaks into a second message.
+"""
 
 from __future__ import annotations
 
+import linecache
+import os
+import sys
+import sysconfig
+
+
+def _library_folders() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    folders = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib",
+                                                     "scripts") if k in paths}
+    return tuple(sorted(f + os.sep for f in folders))
+
+
+_LIBRARIES = _library_folders() + (os.path.dirname(os.path.realpath(__file__)) + os.sep,)
+_USER_FILE: dict[str, bool] = {}  # co_filename -> whether it is the user's
+
+
+def _is_users(frame) -> bool:
+    filename = frame.f_code.co_filename
+    known = _USER_FILE.get(filename)
+    if known is None:
+        name = frame.f_globals.get("__name__") or ""
+        known = not (name == "rulebridge" or name.startswith(("rulebridge.", "rulebridge_"))
+                     or filename.startswith("<frozen ")
+                     or os.path.realpath(filename).startswith(_LIBRARIES))
+        _USER_FILE[filename] = known
+    return known
+
+
+def user_frame(depth: int = 1):
+    """The innermost frame of the user's code calling this one (None when there is none: a
+    `rulebridge` command, a worker process)."""
+    frame = sys._getframe(depth)
+    while frame is not None and not _is_users(frame):
+        frame = frame.f_back
+    return frame
+
+
+def user_line() -> str:
+    """The source text of the user's line that made the call ("" when unknown)."""
+    frame = user_frame(2)
+    if frame is None:
+        return ""
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+
+
+def user_location(depth: int = 1) -> str:
+    """`path:line` of the innermost frame of the user's code calling this one ("" when none).
+    The path is relative to the working folder when it lies inside it."""
+    frame = user_frame(depth + 1)
+    if frame is None:
+        return ""
+    path = frame.f_code.co_filename
+    if os.path.isabs(path):
+        relative = os.path.relpath(path)
+        path = path if relative.startswith(os.pardir) else relative
+    return f"{path}:{frame.f_lineno}"
+
+
+def compose(what: str, fix: str = "", details: str = "") -> str:
+    """The message without its location: what happened, then the fix, then the details."""
+    parts = [what]
+    if fix:
+        parts.append("  Fix: " + fix.replace("\n", "\n       "))
+    if details:
+        parts.append("  " + details.replace("\n", "\n  ") if not details.startswith(" ")
+                     else details)
+    return "\n".join(parts)
+
 
 class RulebridgeError(Exception):
-    """Base class of rulebridge's own errors."""
+    """Base class of rulebridge's own errors: `RulebridgeError(what, fix=..., details=...)`.
+
+    `.where` is the user's `file:line` that made the call ("" when none), `.message` the text
+    without it; `str()` starts with the location."""
+
+    _locate = True
+
+    def __init__(self, message: str = "", *args, fix: str = "", details: str = "") -> None:
+        if fix or details:
+            message = compose(message, fix, details)
+        super().__init__(message, *args)
+        self.where = user_location(2) if self._locate else ""
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __str__(self) -> str:
+        where = getattr(self, "where", "")
+        return f"{where}: {self.message}" if where else self.message
+
+    def __format__(self, spec: str) -> str:
+        return format(self.message, spec)  # quoted inside another message: no location
 
 
 class NoRuleError(RulebridgeError, TypeError):
@@ -16,13 +116,16 @@ class UnverifiedRuleError(NoRuleError):
     checked at the call's inputs before use and failed or raised. `.results` holds each
     source's CheckResult."""
 
-    def __init__(self, message: str, results: list = ()) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, results: list = (), **parts: str) -> None:
+        super().__init__(message, **parts)
         self.results = list(results)
 
 
 class Declined(RulebridgeError):
-    """Raised by an adapter's `build_rule` for a function or signature it will not cover."""
+    """Raised by an adapter's `build_rule` for a function or signature it will not cover; the
+    registry quotes it in a NoRuleError, which carries the location."""
+
+    _locate = False
 
 
 class TracingError(RulebridgeError, TypeError):
@@ -69,6 +172,7 @@ class GradientCheckError(RulebridgeError, AssertionError):
     or finite differences could not decide. `.max_rel_error` is the worst relative error seen
     (None when undecided), `.tolerance` the bound it was held to."""
 
-    def __init__(self, message: str, max_rel_error: float | None, tolerance: float) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, max_rel_error: float | None, tolerance: float,
+                 **parts: str) -> None:
+        super().__init__(message, **parts)
         self.max_rel_error, self.tolerance = max_rel_error, tolerance

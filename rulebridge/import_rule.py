@@ -290,21 +290,22 @@ class _Import:
             where = "" if full else with_traced(" at these inputs", argnums)
             raise ImportRuleError(
                 f"the rule imported for {self.what} disagrees with "
-                f"{function_name(self.function)} itself{where}: {result.describe()}. Check "
-                f"that the equivalent means the same as the function, or {self.unchecked}."
-                f"{self.legend}")
+                f"{function_name(self.function)} itself{where}.",
+                fix=self.another_source(self.unchecked), details=f"{result.describe()}{self.legend}")
         if result.status == "error":
             raise ImportRuleError(
                 f"the rule imported for {self.what} broke in its check against "
-                f"{function_name(self.function)} itself, before its first use: "
-                f"{result.describe()}{self.legend}"
-                + (f". What to do: {self.unchecked}." if self.dropin else ""))
+                f"{function_name(self.function)} itself, before its first use.",
+                fix=self.another_source(self.unchecked if self.dropin else ""),
+                details=f"{result.describe()}{self.legend}")
         if result.status == "inconclusive":  # refused here; the next call is checked again
             raise UnverifiedRuleError(
                 f"the rule imported for {self.what} could not be checked at these inputs, so it "
-                f"is not used for this call: {result.reason}. Nothing is decided: the next "
-                "call's inputs are checked again. What to do: call it at inputs inside the "
-                f"function's smooth domain, or {self.unchecked}.{self.legend}", [result])
+                "is not used for this call; nothing is decided: the next call's inputs are "
+                "checked again.", [result],
+                fix=self.another_source("rulebridge.grad(f)(x)  # at an x inside the function's "
+                                        f"smooth domain; or {self.unchecked}"),
+                details=f"{result.reason}{self.legend}")
 
     @property
     def dropin(self) -> bool:  # rulebridge.scipy's own import, whose user passes no check=
@@ -314,11 +315,17 @@ class _Import:
     def unchecked(self) -> str:
         """How to use the rule unverified, said to whoever made the import."""
         if self.dropin:
-            others = [str(s) for s in self.function._sources or () if str(s) != self.source]
-            named = ", ".join(f"source={s!r}" for s in others) or "source='NAME'"
-            return (f"name another source that has a rule for it ({named}), or use the rule "
-                    "unverified with rulebridge.trust(), at your own risk")
-        return "pass check=False to use it unverified"
+            return "with rulebridge.trust(): ...  # the rule unverified, at your own risk"
+        return ("import_rule(f, source, equivalent=..., check=False)  # if the equivalent means "
+                "the same: unverified")
+
+    def another_source(self, otherwise: str) -> str:
+        """The fix naming the other sources this function's rule was imported from, if any."""
+        others = [s for s in REGISTRY.imported_sources(self.function) if s != self.source]
+        if not others:
+            return otherwise
+        return (f"source={others[0]!r}  # {function_name(self.function)} also has a rule from "
+                f"{', '.join(others)}: rulebridge.grad(f, source={others[0]!r})")
 
     @property
     def legend(self) -> str:
@@ -348,9 +355,10 @@ class _Import:
         if mismatch:
             raise ImportRuleError(
                 f"{_name(self.equivalent)} from {self.source} is not an equivalent of "
-                f"{function_name(self.function)} at {where}: {mismatch}. An equivalent must "
-                "return the same outputs as the function it stands for (count, shapes, dtypes "
-                f"and values).{self.legend}")
+                f"{function_name(self.function)} at {where}: {mismatch}.",
+                fix=self.another_source(
+                    "import_rule(f, source, equivalent=g)  # g returns the same outputs as f "
+                    "(count, shapes, dtypes and values)"), details=self.legend.strip())
 
 
 class _Verified(Policy):

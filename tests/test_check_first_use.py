@@ -56,7 +56,7 @@ def test_a_right_unverified_rule_runs_after_its_check():
     x = np.random.default_rng(0).normal(size=(2, 2, 2))  # 3-d: not a signature the matrix has
     g = rulebridge.grad(lambda x: np.sum(np.sin(x)), source="autograd")(x)
     np.testing.assert_allclose(g, np.cos(x))
-    rule = rulebridge.lookup(np.sin, rulebridge.signature_of((x,)), "autograd")
+    rule = rulebridge.rule_for(np.sin, rulebridge.signature_of((x,)), "autograd")
     assert rule.status == "pass" and type(rule) is Rule  # the rule itself from now on
     assert rulebridge.REGISTRY.checked("numpy.sin", "(float64[:, :, :])")["autograd"] == "pass"
 

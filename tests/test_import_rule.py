@@ -95,7 +95,7 @@ def test_source_none_imports_from_every_adapter_with_a_counterpart():
     rb.import_rule(scipy.special.logsumexp)
     x = np.array([0.5, 1.5])
     for source in SOURCES:
-        assert rb.lookup(scipy.special.logsumexp, rb.signature_of((x,)), source).source == source
+        assert rb.rule_for(scipy.special.logsumexp, rb.signature_of((x,)), source).source == source
 
 
 # -- through an equivalent ---------------------------------------------------------------------
@@ -179,7 +179,7 @@ def test_right_values_wrong_gradient_fails_its_check_naming_the_function():
 
     defvjp(bad_softplus, lambda ans, x: lambda g: -g * scipy.special.expit(x))  # sign error
     imported = rb.import_rule(softplus, "autograd", equivalent=bad_softplus)
-    with pytest.raises(rb.ImportRuleError, match=r"disagrees with .*softplus itself: fail"):
+    with pytest.raises(rb.ImportRuleError, match=r"(?s)disagrees with .*softplus itself\.\n.*\n  fail"):
         rb.grad(lambda x: np.sum(imported(x)), source="autograd")(np.array([0.5, 1.0]))
     unchecked = rb.import_rule(softplus, "autograd", equivalent=bad_softplus, check=False)
     rb.grad(lambda x: np.sum(unchecked(x)), source="autograd")(np.array([0.5, 1.0]))
@@ -191,7 +191,7 @@ def test_verified_import_is_marked_pass():
     imported = rb.import_rule(scipy.special.logsumexp, "autograd")
     x = np.array([0.1, 0.2, 0.3])
     rb.grad(imported, source="autograd")(x)
-    assert rb.lookup(scipy.special.logsumexp, rb.signature_of((x,)), "autograd").status == "pass"
+    assert rb.rule_for(scipy.special.logsumexp, rb.signature_of((x,)), "autograd").status == "pass"
 
 
 # -- what cannot be imported -------------------------------------------------------------------

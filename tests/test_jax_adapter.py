@@ -240,12 +240,12 @@ def test_object_arrays_get_the_no_rule_error():
 def test_signature_without_a_float_argument_is_declined():
     int_sig = rb.signature_of((np.arange(3),))
     with pytest.raises(rb.NoRuleError, match=r"(?s)numpy\.sin\(int64\[:\]\).*jax:.*float"):
-        rb.lookup(np.sin, int_sig, source="jax")
+        rb.rule_for(np.sin, int_sig, source="jax")
 
 
 def test_declined_meaning_is_reported_with_its_reason():
     with pytest.raises(rb.NoRuleError, match="phase convention"):
-        rb.lookup(np.linalg.eig, rb.signature_of((np.eye(2),)), source="jax")
+        rb.rule_for(np.linalg.eig, rb.signature_of((np.eye(2),)), source="jax")
     # JAX's sign has a zero derivative; NumPy's complex sign z/|z| does not: no rule, not zeros.
     real_only = re.escape("numpy.sign(float32[...] | float64[...] | float, ...)")
     with pytest.raises(rb.NoRuleError, match=r"(?s)sign\(complex128\[:\]\).*z/\|z\|.*" + real_only):

@@ -200,7 +200,7 @@ def two_sources():
 
 
 def chosen(x) -> str:
-    return rb.lookup(wave, rb.signature_of((x,))).source
+    return rb.rule_for(wave, rb.signature_of((x,))).source
 
 
 def record(result) -> None:

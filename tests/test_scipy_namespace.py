@@ -302,10 +302,10 @@ def test_cholesky_reads_the_upper_triangle_by_default():
 def test_a_plain_scipy_call_names_the_function_and_the_fix():
     with pytest.raises(rulebridge.TracingError) as info:
         rulebridge.grad(lambda x: np.sum(scipy.stats.norm.logpdf(x, 0.0, 1.0)))(X)
-    message = str(info.value)
+    message = info.value.message  # str() starts with this file's line
     assert message.startswith("scipy.stats.norm.logpdf converted a traced value")
     fix = "`import rulebridge.scipy.stats as stats`"
-    assert fix in message and message.index(fix) < message.index("buf[i] = x")
+    assert fix in message.splitlines()[1] and "buf[i] = x" not in message  # one cause
 
 
 def test_a_conversion_in_the_users_own_code_is_not_blamed_on_scipy():
@@ -320,7 +320,7 @@ def test_a_conversion_in_the_users_own_code_is_not_blamed_on_scipy():
     with pytest.raises(rulebridge.ImportRuleError) as info:
         rulebridge.grad(lambda y0: np.sum(rintegrate.odeint(dynamics, y0, np.arange(3.0))))(X)
     message = str(info.value)
-    assert "its pullback raised TracingError: a traced value was converted" in message
+    assert "its pullback raised TracingError: np.asarray, np.array or a library" in message
     assert "odeint converted" not in message
     assert scipy.integrate.odeint is not rintegrate.odeint
 
@@ -330,7 +330,7 @@ def test_a_function_rulebridge_scipy_lacks_gets_the_import_rule_line():
 
     with pytest.raises(rulebridge.TracingError) as info:
         rulebridge.grad(lambda x: np.sum(scipy.ndimage.map_coordinates(x, [[0.5, 1.5]])))(X)
-    message = str(info.value)
+    message = info.value.message
     assert message.startswith("scipy.ndimage.map_coordinates converted a traced value")
     assert "rulebridge.import_rule(scipy.ndimage.map_coordinates)" in message
 

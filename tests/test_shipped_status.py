@@ -61,7 +61,7 @@ def test_the_shipped_status_names_the_distribution_that_made_it():
         assert entry["requires"] == info.requires and info.made(
             entry["distribution"], entry["version"], entry["requires"])
     assert rb.REGISTRY.shipped_status(SIN[0], "autograd", SIN[1]) == "pass"
-    assert rb.lookup(np.sin, rb.signature_of((X,)), "autograd").status == "pass"
+    assert rb.rule_for(np.sin, rb.signature_of((X,)), "autograd").status == "pass"
 
 
 def test_a_status_made_with_another_version_does_not_apply(restored):
@@ -70,16 +70,16 @@ def test_a_status_made_with_another_version_does_not_apply(restored):
                     {"distribution": "rulebridge-autograd-fork"}):
         rb.REGISTRY.set_shipped({"autograd": {**entry, **changed}})
         assert rb.REGISTRY.shipped_status(SIN[0], "autograd", SIN[1]) is None, changed
-        assert rb.lookup(np.sin, rb.signature_of((X,)), "autograd").status != "pass"
+        assert rb.rule_for(np.sin, rb.signature_of((X,)), "autograd").status != "pass"
 
 
 def test_an_adapter_registered_in_process_under_a_shipped_name_gets_no_shipped_status(restored):
     rb.register_adapter(sign_flipped_sin_adapter("autograd"))
     assert rb.REGISTRY.shipped_status(SIN[0], "autograd", SIN[1]) is None
-    impostor = rb.lookup(np.sin, rb.signature_of((X,)), "autograd")
+    impostor = rb.rule_for(np.sin, rb.signature_of((X,)), "autograd")
     assert impostor.status != "pass"
     # Asked among all sources, the verified JAX rule wins over the unverified impostor.
-    assert rb.lookup(np.sin, rb.signature_of((X,))).source == "jax"
+    assert rb.rule_for(np.sin, rb.signature_of((X,))).source == "jax"
     np.testing.assert_allclose(rb.grad(lambda x: np.sum(np.sin(x)))(X), np.cos(X), rtol=1e-14)
 
 
@@ -126,7 +126,7 @@ def test_a_second_distribution_named_autograd_is_reported_and_trusted_by_no_one(
         # ... nor given the shipped status ...
         assert rb.REGISTRY.shipped_status(SIN[0], "autograd", SIN[1]) is None
         # ... and the gradient comes, right, from the next source.
-        assert rb.lookup(np.sin, rb.signature_of((X,))).source == "jax"
+        assert rb.rule_for(np.sin, rb.signature_of((X,))).source == "jax"
         np.testing.assert_allclose(rb.grad(lambda x: np.sum(np.sin(x)))(X), np.cos(X),
                                    rtol=1e-14)
         # Were the impostor alone, the shipped status would not be its own either.

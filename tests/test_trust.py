@@ -138,7 +138,7 @@ def test_trust_uses_an_unverified_rule_unchecked_as_the_user_asked(adapter):
 
 def test_a_shipped_verified_key_is_not_checked_again():
     x = np.linspace(0.1, 1.0, 5)
-    rule = rb.lookup(np.sin, rb.signature_of((x,)))
+    rule = rb.rule_for(np.sin, rb.signature_of((x,)))
     assert rule.status == "pass" and type(rule) is Rule
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import linecache
 import re
 import sys
 import textwrap
@@ -28,6 +29,7 @@ class Example:
     code: str  # run with `np` and `rb` in scope; it raises (or warns) `raised`
     meaning: str
     fix: str
+    title: str = ""  # which cause, when a class has several examples
 
 
 class _WrongShapeAdapter(rb.Adapter):
@@ -56,6 +58,12 @@ EXAMPLES = [
             "(exact dtype and rank). It is also a TypeError.",
             "Pass float32/float64/complex128 arrays, use a function an adapter covers, or add a "
             "rule (`rulebridge.import_rule`, or an adapter: docs/adapter-contract.md)."),
+    Example(rb.NoRuleError,
+            "rb.grad(lambda x: np.sum(np.cbrt(x)), source='autograd')(np.ones(3))",
+            "The source the call names has no rule here, and another installed source has one: "
+            "the fix names it.",
+            "Name the source the message gives (`source='jax'`), or leave `source` out.",
+            title="another source has a rule"),
     Example(rb.Declined,
             "rb.REGISTRY.adapter('autograd').build_rule(np.sin, rb.signature_of((np.ones(2, "
             "np.float16),)))",
@@ -64,12 +72,36 @@ EXAMPLES = [
             "Nothing, as a user. As an adapter author: raise it with the reason."),
     Example(rb.TracingError,
             "rb.grad(lambda x: float(np.sum(x)) * 2.0)(np.ones(3))",
-            "The differentiated code turned a traced value into a plain number or array "
-            "(`float`, `np.asarray`, `.item()`, writing it into a plain buffer that rulebridge "
-            "does not follow), which would cut the gradient. It is also a TypeError.",
-            "Keep values as arrays (`x[()]`, `np.sum(x)`); build arrays with np.stack, "
-            "np.concatenate or `np.array([...])` in the differentiated code; allocate buffers "
-            "there (`np.zeros(n)`, followed while tracing) or with `np.zeros_like(x)`."),
+            "The differentiated code turned a traced value into a plain number (`float`, `int`, "
+            "`.item()`, `.tolist()`), which would cut the gradient. It is also a TypeError.",
+            "Keep values as arrays (`x[()]`, `np.sum(x)`); compare them to branch on them.",
+            title="a plain number"),
+    Example(rb.TracingError,
+            "buffer = np.zeros(3)  # made before the trace: not followed\n"
+            "def f(x):\n"
+            "    buffer[:] = x\n"
+            "    return np.sum(buffer)\n"
+            "rb.grad(f)(np.ones(3))",
+            "A traced value was written into a plain ndarray that rulebridge does not follow "
+            "(made before the trace, by a library, or through `from numpy import zeros`).",
+            "Allocate the buffer inside the differentiated code (`np.zeros(n)`, followed while "
+            "tracing) or from a traced array (`np.zeros_like(x)`).",
+            title="a write into a plain buffer"),
+    Example(rb.TracingError,
+            "rb.grad(lambda x: np.sum(np.asarray(x)))(np.ones(3))",
+            "`np.asarray`, `np.array` or a library function that calls them (a SciPy function "
+            "outside NumPy's protocols: the message names it and its drop-in) converted a "
+            "traced value to a plain ndarray.",
+            "Build arrays with np.stack or np.concatenate; use `rulebridge.scipy`'s drop-in, or "
+            "`rulebridge.import_rule` for another library's function.",
+            title="np.asarray"),
+    Example(rb.TracingError,
+            "import rulebridge.scipy.stats as stats\n"
+            "rb.grad(lambda m: np.sum(stats.norm(m, 1.0).logpdf(np.ones(3))))(0.5)",
+            "A `scipy.stats` distribution was frozen with a traced parameter: its methods "
+            "convert the parameters to plain arrays.",
+            "Pass the parameters to the method: `stats.norm.logpdf(x, m, 1.0)`.",
+            title="a frozen distribution"),
     Example(rb.RuleContractError,
             "rb.register_adapter(_WrongShapeAdapter())\n"
             "try:\n"
@@ -203,11 +235,14 @@ def library_classes() -> list[type]:
 def run(example: Example) -> str:
     """The message `example.code` produces."""
     namespace = {"np": np, "rb": rb, "_WrongShapeAdapter": _WrongShapeAdapter,
-                 "_FailingAdapter": _FailingAdapter}
+                 "_FailingAdapter": _FailingAdapter, "_AbsAdapter": _AbsAdapter}
+    filename = f"<example {example.raised.__name__}>"
+    # the lines of the example, for a message that quotes the user's line (a frozen distribution)
+    linecache.cache[filename] = (len(example.code), None, example.code.splitlines(True), filename)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            exec(compile(example.code, f"<example {example.raised.__name__}>", "exec"), namespace)
+            exec(compile(example.code, filename, "exec"), namespace)
         except example.raised as exc:
             return _stable(str(exc))
     for warning in caught:
@@ -231,12 +266,18 @@ def render() -> str:
              "Every error and warning rulebridge raises, with a message produced by running the "
              "code shown (regenerate with `python -m tools.errors_doc`). All of rulebridge's own "
              "errors derive from `rulebridge.RulebridgeError`; a wrong gradient is never one of "
-             "them: when rulebridge cannot be sure, it raises.", ""]
+             "them: when rulebridge cannot be sure, it raises.", "",
+             "Each message has three parts: a first line with the file and line of your code "
+             "that made the call (here `<example ...>:1`, the examples' own) and what happened; "
+             "then `Fix:`, the most likely fix as code to paste; then the details. "
+             "`error.where` is the location alone, `error.message` the rest (and what "
+             "`f\"{error}\"` gives, for quoting one message in another).", ""]
     for example in EXAMPLES:
         message = run(example)
         bases = ", ".join(b.__name__ for b in example.raised.__mro__[1:-1]
                           if b not in (Exception, BaseException))
-        lines += [f"## {example.raised.__name__}" + (f" ({bases})" if bases else ""), "",
+        title = f": {example.title}" if example.title else ""
+        lines += [f"## {example.raised.__name__}{title}" + (f" ({bases})" if bases else ""), "",
                   example.meaning, "", "```python", example.code, "```", "",
                   "```text", textwrap.fill(message, 100, replace_whitespace=False)
                   if "\n" not in message else message, "```", "",

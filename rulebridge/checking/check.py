@@ -414,5 +414,6 @@ def assert_rule(func: Callable | Rule, *example_args: Any, **options: Any) -> Ch
 
     result = check_rule(func, *example_args, **options)
     if not result.passed:
-        raise RuleCheckError(result)
+        raise RuleCheckError(result, "rulebridge.prefer(function, 'OTHER')  # a source whose "
+                                     "rule passes; fix or report this one")
     return result

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 
-from ..errors import ImportRuleError, UnverifiedRuleError
+from ..errors import ImportRuleError, UnverifiedRuleError, compose
 from ..rules.levels import holds_box, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
@@ -105,7 +105,9 @@ class FirstUse(Policy):
                 self.registry.record_check(rule.function, rule.source, key, result.status)
         if refused and len(results) == 1:
             raise refused[0]  # the one import there is: its own words say what is wrong
-        raise UnverifiedRuleError(_no_rule_passed(wrapped.name, key, results), results)
+        untried = [str(s) for s in self.registry.order(self.candidates[0].function)
+                   if s not in {r.source for r in results}]
+        raise UnverifiedRuleError(_no_rule_passed(wrapped.name, key, results, untried), results)
 
     def _chose(self, wrapped: Wrapped, mask, rule: Rule) -> Rule:
         self.chosen[mask], wrapped.status = rule, "pass"
@@ -117,34 +119,39 @@ def choose(candidates: list[Rule], key: str, registry: Registry = REGISTRY) -> R
     return wrap(candidates[0], FirstUse(candidates, key, registry))
 
 
-def _no_rule_passed(name: str, key: str, results: list[CheckResult]) -> str:
+def _no_rule_passed(name: str, key: str, results: list[CheckResult],
+                    untried: list[str] = ()) -> str:
     if not any(r.settled for r in results):
-        lines = [f"the rules for {name}{key} could not be checked at these inputs, so none is "
-                 "used for this call (a wrong gradient is never returned); nothing is decided "
-                 "about the key: the next call's inputs are checked again:"]
-    else:
-        lines = [f"no rule for {name}{key} passed its check at these inputs, so "
-                 "none is used (a wrong gradient is never returned):"]
-    lines += [f"  {r.source}: {r.status}: {r.reason}" for r in results]
-    if not any(r.settled for r in results):
-        lines.append(
-            "  At these inputs finite differences cannot decide (a kink, a tie, a value that "
-            "is not finite, a derivative that does not exist), or a rule raised. What to do: "
-            "call the gradient at inputs inside the function's smooth domain (away from 0 "
-            "for a square root or a norm), name a source whose rule handles them "
-            f"(source='NAME', or rulebridge.prefer({name}, 'NAME')), or rulebridge.trust() to "
-            "use the rule unchecked, at your own risk.")
-        return "\n".join(lines)
+        details = [f"{r.source}: {r.status}: {r.reason}" for r in results]
+        details.append(
+            "At these inputs finite differences cannot decide (a kink, a tie, a value that is "
+            "not finite, a derivative that does not exist), or a rule raised. Call the gradient "
+            "at inputs inside the function's smooth domain (away from 0 for a square root or a "
+            f"norm), name a source whose rule handles them (source='NAME', or "
+            f"rulebridge.prefer({name}, 'NAME')), or rulebridge.trust() to use the rule "
+            "unchecked, at your own risk.")
+        return compose(f"the rules for {name}{key} could not be checked at these inputs, so none "
+                       "is used for this call (a wrong gradient is never returned); nothing is "
+                       "decided about the key: the next call's inputs are checked again.",
+                       f"source={untried[0]!r}  # not tried here: rulebridge.grad(f, "
+                       f"source={untried[0]!r})" if untried else
+                       "rulebridge.grad(f)(x)  # at an x where the function is smooth",
+                       "\n".join(details))
     sources = [r.source for r in results]
-    lines.append(
-        "  The check compares each source's pullback with central differences of NumPy's own "
-        "function at your inputs, at this exact configuration (keywords and static "
-        "arguments). What to do: call the function with a configuration a source supports "
-        "(compat_matrix.md lists what passes), install or prefer another source "
-        f"(source='NAME', or rulebridge.prefer({name}, 'NAME'); tried: "
-        f"{', '.join(sources)}), or report the failure to the source's authors. "
-        "rulebridge.trust() uses unverified rules unchecked, at your own risk.")
-    return "\n".join(lines)
+    details = [f"{r.source}: {r.status}: {r.reason}" for r in results]
+    details.append(
+        "The check compares each source's pullback with central differences of NumPy's own "
+        "function at your inputs, at this exact configuration (keywords and static arguments). "
+        "Or: call the function in a configuration a source supports (`rulebridge lookup` and "
+        f"compat_matrix.md say which pass), install another source (tried: {', '.join(sources)}),"
+        " or report the failure to the source's authors. rulebridge.trust() uses unverified "
+        "rules unchecked, at your own risk.")
+    return compose(f"no rule for {name}{key} passed its check at these inputs, so none is used "
+                   "(a wrong gradient is never returned).",
+                   f"source={untried[0]!r}  # not tried here: rulebridge.grad(f, "
+                   f"source={untried[0]!r})" if untried else
+                   f"print(rulebridge.lookup({name}, *args, **kwargs))  # the configurations "
+                   "that pass", "\n".join(details))
 
 
 class trust:

@@ -121,9 +121,11 @@ def _compare(at, x, xbar, xdot, ybar, rtol, atol, name) -> tuple[float, float, f
                                  "these inputs, so they cannot decide", None, rtol)
     if abs(rhs - rhs_coarse) > rtol * scale:
         raise GradientCheckError(
-            f"check_grads({name}): finite differences with steps h and h/2 disagree (relative "
-            f"{abs(rhs - rhs_coarse) / scale:.1e} > {rtol:.0e}): {name} is not smooth enough at "
-            "these inputs to decide (a kink, a tie, a branch); check at other inputs", None, rtol)
+            f"check_grads({name}): finite differences cannot decide at these inputs: {name} is "
+            "not smooth enough there (a kink, a tie, a branch).", None, rtol,
+            fix="rulebridge.check_grads(f, x + 0.1)  # check at inputs away from kinks and ties",
+            details=f"Steps h and h/2 disagree (relative {abs(rhs - rhs_coarse) / scale:.1e} > "
+                    f"{rtol:.0e}).")
     if not np.isfinite(lhs):
         return float("inf"), lhs, rhs
     return (abs(lhs - rhs) / scale if scale > 0 else abs(lhs - rhs)), lhs, rhs

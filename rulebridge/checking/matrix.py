@@ -234,7 +234,7 @@ def _check_case(name, function, case, dtype, key, sources, seed, measured) -> li
                                 outputs=case.seeded_outputs(dtype), argnums=argnums)
         except NoRuleError as exc:
             cells.append(_cell(name, source, dtype, signature, "not offered", label,
-                               reason=_refusal(str(exc), source), key=trust_key))
+                               reason=_refusal(exc.message, source), key=trust_key))
             continue
         except Exception as exc:  # the adapter broke while building: that is its cell's error
             cells.append(_cell(name, source, dtype, signature, "error", label,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..errors import RulebridgeError
+
 STATUSES = ("pass", "fail", "error", "inconclusive")
 # How the reason of an "error" starts when the rule (or NumPy's function) raised at the inputs:
 # a verdict about those inputs, not about the key (`CheckResult.settled`).
@@ -66,10 +68,20 @@ class CheckResult:
         return asdict(self)
 
 
-class RuleCheckError(AssertionError):
+class RuleCheckError(RulebridgeError, AssertionError):
     """A rule failed its finite-difference check (raised by `assert_rule` and by the
     check-on-first-use option). `.result` is the CheckResult."""
 
     def __init__(self, result: CheckResult, hint: str = "") -> None:
         self.result = result
-        super().__init__(result.describe() + (f"\n  {hint}" if hint else ""))
+        super().__init__(result.describe(), fix=hint)
+
+    def __reduce__(self):
+        return _rebuilt, (self.result, self.args[0], self.__dict__)
+
+
+def _rebuilt(result: CheckResult, message: str, state: dict) -> RuleCheckError:
+    error = RuleCheckError.__new__(RuleCheckError)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error

@@ -20,7 +20,7 @@ from ..errors import TracingError
 from ..rules.levels import Box, primal
 from .constants import constant_value, export
 from .decisions import ASKED
-from ..rules.scipy_names import fix_for, scipy_caller
+from .refusals import refuse, refuse_array
 from ..rules.signature import format_spec, spec_of
 from .index_tricks import install as _install_index_tricks
 from .surface import NdarraySurface, install as _install_surface
@@ -87,58 +87,39 @@ class Traced(Box):
         value = constant_value(self)  # a box that holds no traced value converts
         if value is not None:
             return export(self, value, dtype, copy)
-        buffers = ("NumPy converts the value with __array__ and gives no hook that says which "
-                   "array it is written into, so the write cannot be recorded; "
-                   + self._tape.writes.plain_buffer_fix)
-        caller = scipy_caller(sys._getframe(1))
-        if caller is not None:
-            raise TracingError(
-                f"{caller} converted a traced value to a plain ndarray (np.asarray), which "
-                f"would cut the gradient (the value: {self._describe()}). To differentiate it, "
-                f"{fix_for(caller)}. (Had the value been written into a plain ndarray instead, "
-                f"as buf[i] = x where buf = np.zeros(n): {buffers}.)")
-        raise TracingError(
-            "a traced value was converted to a plain ndarray, which would cut the gradient "
-            f"(the value: {self._describe()}). Either it was written into a plain ndarray "
-            f"(buf[i] = x where buf = np.zeros(n)): {buffers}. Or it was passed to np.asarray, "
-            "np.array or a library that calls them: build arrays from traced values with "
-            "np.stack, np.concatenate or np.hstack, and keep plain-array helpers out of the "
-            "differentiated code; for a library function, `rulebridge.import_rule(function)` "
-            "gives it a rule.")
+        raise refuse_array(self._describe(), self._tape.writes.plain_buffer_fix)
 
     # -- what may not leave the tape ----------------------------------------------------------
 
-    def _refuse(self, what: str, instead: str):
+    def _refuse(self, what: str, fix: str):
         value = constant_value(self)
         if value is not None:  # no traced value: convert as the plain array would
             return value
-        raise TracingError(f"{what} of a traced value would cut the gradient ({self._describe()}). "
-                           f"{instead}")
+        raise refuse(what, self._describe(), fix, self._tape.writes.plain_buffer_fix)
 
     def __float__(self):
-        return float(self._refuse("float()", "Keep it an array (x[()] or np.sum(x) for a 0-d result); to use "
-                     "the value in Python control flow, compare it (`if x > 0:` works). If it "
-                     "was written into an element of a plain ndarray (buf[i] = x where "
-                     "buf = np.zeros(n); NumPy then reports 'setting an array element with a "
-                     "sequence'), the write cannot be recorded: " + self._tape.writes.plain_buffer_fix
-                     + "."))
+        return float(self._refuse("float()", "y = x[()]  # or np.sum(x): keep it an array; "
+                                  "to branch on it, compare it: `if x > 0:`"))
 
     def __complex__(self):
-        return complex(self._refuse("complex()", "Keep it an array."))
+        return complex(self._refuse("complex()", "y = x[()]  # keep it an array"))
 
     def __int__(self):
         return self._tape.decided(self._var, "int", int(self._refuse(
-            "int()", "Integer values carry no gradient; compute indices from plain arrays.")))
+            "int()", "i = int(plain_value)  # integers carry no gradient: compute indices "
+            "from plain arrays")))
 
     def __index__(self):
         return self._tape.decided(self._var, "index", operator.index(self._refuse(
-            "int()", "Integer values carry no gradient; compute indices from plain arrays.")))
+            "int()", "i = int(plain_value)  # integers carry no gradient: compute indices "
+            "from plain arrays")))
 
     def item(self, *args):
-        return self._refuse(".item()", "Index it instead (x[0], x[()]).").item(*args)
+        return self._refuse(".item()", "y = x[()]  # or x[0]: index it instead").item(*args)
 
     def tolist(self):
-        return self._refuse(".tolist()", "Iterate over it (for row in x) or index it.").tolist()
+        return self._refuse(".tolist()", "for row in x: ...  # iterate over it, or index "
+                            "it").tolist()
 
     def __bool__(self) -> bool:
         # Python control flow on values is allowed; the tape keeps the answer (decisions.py)

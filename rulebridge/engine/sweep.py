@@ -199,10 +199,13 @@ def _checked(ct, primal, op, i):
         expected = _scalar_dtype(primal)
         if getattr(ct, "shape", None) == () and ct.dtype == expected:
             return ct
+    source = as_op(op).rule.source
     raise RuleContractError(
-        f"the {as_op(op).rule.source} rule for {_where(op)} returned a cotangent of "
-        f"{_describe(ct)} for argument {i}, which is {_describe(primal)}: a cotangent must have "
-        "its argument's shape and dtype")
+        f"the {source} rule for {_where(op)} returned a cotangent of {_describe(ct)} for "
+        f"argument {i}, which is {_describe(primal)}: a cotangent must have its argument's shape "
+        "and dtype.",
+        fix=f"rulebridge.prefer({as_op(op).rule.name}, 'OTHER')  # another source than "
+            f"{source} for this function; report the broken rule to {source}'s authors")
 
 
 def _scalar_dtype(x) -> np.dtype:

@@ -4,18 +4,14 @@ NoRuleError, with every source's reason, for anything that could."""
 
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
-from ..errors import NoRuleError
+from ..errors import NoRuleError, RulebridgeError, compose
 from ..tree import tree_leaves
+from .keys import Configuration
 from .rule import Rule, function_name
-from .signature import Signature, format_signature, is_differentiable
-
-NO_ADAPTER_HINT = (
-    "rulebridge takes its rules from adapters: distributions of their own that register an "
-    "entry point in the group 'rulebridge.adapters' (docs/adapter-contract.md). A checkout of "
-    "rulebridge bundles them under adapters/: `pip install -e adapters/NAME` installs one, "
-    "`pip install -r requirements-dev.txt` (from the checkout's root) all of them")
+from .signature import Signature, is_differentiable
 
 
 def missing_rule(function: Callable, signature: Signature, message: str) -> Rule:
@@ -37,27 +33,64 @@ def _can_carry_gradient(x) -> bool:
     return is_differentiable(x) or getattr(getattr(x, "dtype", None), "kind", None) == "O"
 
 
-def no_rule_message(function: Callable, signature: Signature, names, refusals: list[str],
-                    loaded: dict, key: str | None = None) -> str:
-    """The NoRuleError's text: each source's refusal, the signatures that exist, what to do."""
+NO_ADAPTER_HINT = (
+    "rulebridge takes its rules from adapters: distributions of their own that register an "
+    "entry point in the group 'rulebridge.adapters' (docs/adapter-contract.md). A checkout of "
+    "rulebridge bundles them under adapters/: `pip install -e adapters/NAME` installs one, "
+    "`pip install -r requirements-dev.txt` (from the checkout's root) all of them")
+_ASKING = threading.local()  # asking the other sources, inside a NoRuleError being written
+
+
+def no_rule_message(registry, function: Callable, signature: Signature, names, refusals,
+                    key: str, config: Configuration | None = None) -> str:
+    """The NoRuleError's text: what is missing, the fix (the installed sources that have a rule
+    when the call named one that has not: `config` is given then), each source's reason."""
     name = function_name(function)
-    lines = [f"rulebridge has no rule for {name}{key or format_signature(signature)}."]
+    what = f"rulebridge has no rule for {name}{key}."
     if not names:
-        lines.append(f"  No rulebridge adapter is installed. {NO_ADAPTER_HINT}.")
-        return "\n".join(lines)
-    for refusal in refusals:
-        lines.append(f"  {refusal}")
+        return compose(what, "pip install -r requirements-dev.txt  # or pip install -e "
+                             "adapters/NAME", f"No rulebridge adapter is installed. "
+                                              f"{NO_ADAPTER_HINT}.")
+    others = _others_with_a_rule(registry, function, signature, names, config)
+    if others:
+        say = " or ".join(f"source={other!r}" for other in others)
+        fix = (f"{say}  # {', '.join(others)} {'has' if len(others) == 1 else 'have'} a rule "
+               f"here: rulebridge.grad(f, {say.split(' or ')[0]})")
+    elif any("dtype" in refusal for refusal in refusals):
+        fix = ("x = x.astype(np.float64)  # float32, float64, complex128 ndarrays have rules; "
+               "np.asarray(m) for an np.matrix, m.filled() for a masked array")
+    else:
+        fix = (f"f = rulebridge.import_rule(f, source=..., equivalent=...)  # a rule for a "
+               "function no adapter covers (or an adapter of your own: "
+               "docs/adapter-contract.md)")
+    lines = [f"  {refusal}" for refusal in refusals]
     families = []
     for adapter_name in names:
-        adapter = loaded.get(adapter_name)
+        adapter = registry._loaded.get(adapter_name)
         if adapter is not None:
             families += [f"{s}  [{adapter_name}]" for s in adapter.signatures(function)]
     if families:
         lines.append(f"  Signatures that exist for {name}:")
         lines += [f"    {name}{s}" for s in families]
-    lines.append(
-        "  What to do: pass float32/float64/complex128 ndarrays (e.g. x.astype(np.float64); "
-        "np.asarray(m) for an np.matrix, m.filled() for a masked array), use a function an "
-        "adapter covers, or add a rule with rulebridge.import_rule or your own adapter "
-        "(docs/adapter-contract.md).")
-    return "\n".join(lines)
+    return compose(what, fix, "\n".join(lines))
+
+
+def _others_with_a_rule(registry, function, signature, names, config) -> list[str]:
+    """The installed sources not in `names` that have a rule at the key (only when the call
+    named its source: `config` is not None), without asking them recursively."""
+    if config is None or getattr(_ASKING, "active", False):
+        return []
+    found = []
+    _ASKING.active = True
+    try:
+        for other in registry.order(function):
+            if other in names:
+                continue
+            try:
+                if not registry.lookup(function, signature, other, config).missing:
+                    found.append(str(other))
+            except RulebridgeError:
+                continue
+    finally:
+        _ASKING.active = False
+    return found

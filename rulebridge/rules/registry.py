@@ -16,10 +16,11 @@ from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
 from .keys import NO_CONFIGURATION, Configuration, format_key
 from .missing import NO_ADAPTER_HINT, missing_rule, no_rule_message
 from .rule import Rule, function_name
+from .imported import ImportedRules
 from .shipped import ShippedStatus
 from .signature import Signature, format_signature
 
-class Registry(ShippedStatus):
+class Registry(ShippedStatus, ImportedRules):
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._infos: dict[str, AdapterInfo] | None = None
@@ -43,18 +44,6 @@ class Registry(ShippedStatus):
         self.trusting = False  # True: use unverified rules unchecked (`rulebridge.trust`)
         self._trusted: set[tuple[Callable, str]] = set()  # (function, source) the user trusts
         self._only: dict[Callable, tuple[str, ...]] = {}  # function -> the sources source=None asks
-
-    def add_status_loader(self, loader: Callable[["Registry"], object]) -> None:
-        """Run `loader(registry)` (which calls `set_status`) before the next rule is resolved."""
-        with self._lock:
-            self._status_loaders.append(loader)
-            self._invalidate()
-
-    def _load_status(self) -> None:
-        with self._lock:
-            loaders, self._status_loaders = self._status_loaders, []
-            for loader in loaders:
-                loader(self)
 
     # -- adapters ------------------------------------------------------------------------------
 
@@ -108,7 +97,9 @@ class Registry(ShippedStatus):
             if info is None:
                 known = ", ".join(sorted(self.infos())) or "none"
                 raise AdapterError(f"no rulebridge adapter named {name!r} is installed (installed: "
-                                   f"{known}). {NO_ADAPTER_HINT}.")
+                                   f"{known}).", fix="pip install -e adapters/NAME  # from a "
+                                   "checkout; or name an installed source",
+                                   details=f"{NO_ADAPTER_HINT}.")
             if not info.available:
                 hint = info.install
                 raise AdapterError(f"the rulebridge adapter {name!r} is unavailable: {info.reason}"
@@ -186,7 +177,7 @@ class Registry(ShippedStatus):
             try:
                 rule = self._resolve(function, signature, source, config)
             except NoRuleError as exc:
-                rule = missing_rule(function, signature, str(exc))
+                rule = missing_rule(function, signature, exc.message)
             for hook in self._resolve_hooks:
                 rule = hook(rule)
             # Threads that raced to resolve the same key all get the first rule stored.
@@ -259,44 +250,17 @@ class Registry(ShippedStatus):
         refusals: list[str] = []
         here: set[str] = set()  # sources whose status was decided in this process
         for name in names:
-            try:
-                adapter = self.adapter(name)
-            except AdapterError as exc:
-                refusals.append(f"{name}: unavailable ({exc})")
-                continue
-            builder = self._imports.get(function, {}).get(name)
-            try:
-                with self._lock:
-                    rule = (builder(signature) if builder is not None
-                            else adapter.build_rule(function, signature))
-            except Declined as exc:
-                refusals.append(f"{name}: {exc}")
-                continue
-            except Exception as exc:
-                problem = AdapterError(
-                    f"the rulebridge adapter {name!r} raised while building a rule for "
-                    f"{function_name(function)}{text}: "
-                    f"{type(exc).__name__}: {exc}")
-                problem.__cause__ = exc
-            else:
-                problem = None if isinstance(rule, Rule) else AdapterError(
-                    f"the rulebridge adapter {name!r} returned {type(rule).__name__} for "
-                    f"{function_name(function)}{text}, not a "
-                    "rulebridge.Rule")
+            rule, refusal, problem = self._build(function, signature, name, text)
             if problem is not None:
                 if source is not None:
                     raise problem
                 # asked among all adapters: report the broken one, keep the others working
-                warnings.warn(str(problem), AdapterWarning, stacklevel=2)
-                refusals.append(f"{name}: broken ({problem})")
+                warnings.warn(f"{problem}", AdapterWarning, stacklevel=2)
+            if rule is None:
+                refusals.append(f"{name}: {refusal}")
                 continue
-            for hook in self._build_hooks:
-                rule = hook(rule)
-            shipped = self.shipped_status(rule.name, name, text, imported=builder is not None)
-            decided = self._status.get((self.subject(rule.function), rule.source, text))
-            if decided is not None:
+            if self._status.get((self.subject(rule.function), rule.source, text)) is not None:
                 here.add(name)
-            rule.status = decided or shipped or rule.status
             if rule.status == "pass" and (rule.name, text) not in self._seconds:
                 return rule  # nothing ranks above the first verified rule in preference order
             built.append(rule)
@@ -325,7 +289,55 @@ class Registry(ShippedStatus):
             refusals.append(f"{rule.source}: its rule {what} at this key, {where}; not used. "
                             "(source=... names another source; rulebridge.trust() uses "
                             "unverified rules unchecked, at your own risk)")
-        raise NoRuleError(no_rule_message(function, signature, names, refusals, self._loaded, text))
+        raise NoRuleError(no_rule_message(self, function, signature, names, refusals, text,
+                                          config if source is not None else None))
+
+    def _build(self, function: Callable, signature: Signature, name: str,
+               text: str) -> tuple[Rule | None, str, AdapterError | None]:
+        """`(rule, refusal, problem)`: source `name`'s rule at the key with its status (shipped,
+        or decided in this process), else why it has none, and the error of a broken adapter."""
+        try:
+            adapter = self.adapter(name)
+        except AdapterError as exc:
+            return None, f"unavailable ({exc})", None
+        builder = self._imports.get(function, {}).get(name)
+        try:
+            with self._lock:
+                rule = (builder(signature) if builder is not None
+                        else adapter.build_rule(function, signature))
+        except Declined as exc:
+            return None, f"{exc}", None
+        except Exception as exc:
+            problem = AdapterError(f"the rulebridge adapter {name!r} raised while building a "
+                                   f"rule for {function_name(function)}{text}: "
+                                   f"{type(exc).__name__}: {exc}")
+            problem.__cause__ = exc
+            return None, f"broken ({problem})", problem
+        if not isinstance(rule, Rule):
+            problem = AdapterError(f"the rulebridge adapter {name!r} returned "
+                                   f"{type(rule).__name__} for {function_name(function)}{text}, "
+                                   "not a rulebridge.Rule")
+            return None, f"broken ({problem})", problem
+        for hook in self._build_hooks:
+            rule = hook(rule)
+        shipped = self.shipped_status(rule.name, name, text, imported=builder is not None)
+        decided = self._status.get((self.subject(rule.function), rule.source, text))
+        rule.status = decided or shipped or rule.status
+        return rule, "", None
+
+    def verdicts(self, function: Callable, signature: Signature,
+                 config: Configuration = NO_CONFIGURATION) -> list[tuple[str, Rule | None, str]]:
+        """`(source, rule, refusal)` for every installed source at the key, in preference order:
+        each source's rule with the status `_resolve` goes by, or why it has none (what
+        `rulebridge.lookup` reports)."""
+        text = format_key(signature, config)
+        if self._status_loaders:
+            self._load_status()
+        found = []
+        for name in self.order(function):
+            rule, refusal, _ = self._build(function, signature, name, text)
+            found.append((str(name), rule, refusal))
+        return found
 
     def _ranking(self, function: Callable) -> Callable[[Rule], tuple]:
         """Verified, then unverified, then rules that raised in their check; within a tier the
@@ -366,49 +378,12 @@ class Registry(ShippedStatus):
         """The measured pullback times for `function` at `signature`, by source."""
         return dict(self._seconds.get((function, signature), {}))
 
-    def add_import(self, function: Callable, source: str,
-                   builder: Callable[[Signature], Rule], trusted: bool = False) -> None:
-        """Build `function`'s rules from `source` with `builder(signature)` (`import_rule`)
-        instead of that adapter's `build_rule`; `trusted`: used unchecked, as the user chose
-        (`import_rule(..., check=False)`)."""
-        name = function_name(function)
-        with self._lock:
-            self._imports.setdefault(function, {})[source] = builder
-            (self._trusted.add if trusted else self._trusted.discard)((function, source))
-            self._shipped_imports.discard((name, source))
-            # a new rule: what was checked or timed of an earlier one says nothing about it
-            for key in [k for k in self._status if k[:2] == (function, source)]:
-                del self._status[key]
-            for key, verdicts in self._checked.items():
-                if key[0] is function:
-                    verdicts.pop(source, None)
-            for (timed, _), seconds in self._seconds.items():
-                if timed == name:
-                    seconds.pop(source, None)
-            self._invalidate()
-
-    def only(self, function: Callable, sources: tuple[str, ...]) -> None:
-        """`source=None` asks only `sources` for `function` (rules/pinned.py); `source=` any."""
-        with self._lock:
-            self._only[function] = sources
-            self._invalidate()
-
     def subject(self, function: Callable | str) -> Callable | str:
         """What verdicts are kept under: an imported function itself (two made by one factory
         share a name), any other (NumPy's, checked by the matrix under it) its name."""
         if isinstance(function, str) or function in self._imports:
             return function
         return function_name(function)
-
-    def remove_import(self, function: Callable, source: str | None = None) -> None:
-        with self._lock:
-            builders = self._imports.get(function, {})
-            for name in ([source] if source is not None else list(builders)):
-                builders.pop(name, None)
-                self._trusted.discard((function, name))
-            if not builders:
-                self._imports.pop(function, None)
-            self._invalidate()
 
     def _invalidate(self) -> None:
         for cache in self._caches.values():

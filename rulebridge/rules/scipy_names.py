@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import types
 from typing import Callable
 
 import numpy as np
 
-from ..errors import AdapterError, Declined
+from ..errors import AdapterError, Declined, user_line
 from .registry import REGISTRY
 
 # The SciPy modules `rulebridge.scipy` mirrors, each as `rulebridge.scipy.<last part>`.
@@ -184,10 +185,16 @@ def scipy_caller(frame: types.FrameType | None) -> str | None:
 def _public_name(frame: types.FrameType) -> str | None:
     function = frame.f_code.co_name
     owner = frame.f_locals.get("self")
+    if owner is not None and is_distribution(getattr(owner, "dist", None)):
+        owner, function = owner.dist, "(...)." + function  # a frozen distribution's method
     if owner is not None and is_distribution(owner):
         stats = importlib.import_module("scipy.stats")
+        frozen = function.startswith("(...).")
         for attr in distribution_names():
-            if getattr(stats, attr) is owner:
+            named = getattr(stats, attr)
+            if named is owner or frozen and type(named) is type(owner):  # freezing copies it
+                if frozen:
+                    return f"scipy.stats.{attr}{function}"
                 return f"scipy.stats.{attr}.{function}" if hasattr(owner, function) else None
         return None
     name = _exported(frame.f_globals.get("__name__", ""), function)
@@ -231,6 +238,8 @@ def fix_for(name: str) -> str:
         The `rulebridge.scipy` import when it mirrors the function, else the `import_rule` line
         (with an `equivalent=` when no installed source has a function of that name).
     """
+    if "(...)." in name:
+        return unfrozen(name)
     module = mirrored_module(name)
     try:
         sources = sources_with_counterpart(name)
@@ -249,3 +258,25 @@ def fix_for(name: str) -> str:
     return (f"no installed rulebridge adapter has a function named like it, so give it the rule "
             f"of a function with the same meaning: `{short} = rulebridge.import_rule({name}, "
             "source=<adapter>, equivalent=<that source's function>)`, and call " + short)
+
+
+def unfrozen(name: str) -> str:
+    """The fix for a frozen distribution's method (`scipy.stats.norm(...).logpdf`): the
+    parameters passed to the method itself, spelled from the user's line when it shows the call
+    (`norm.logpdf(x, m, 1)` for `norm(m, 1).logpdf(x)`)."""
+    distribution, _, method = name[len("scipy.stats."):].partition("(...).")
+    line = user_line()
+    inner = r"((?:[^()]|\([^()]*\))*)"  # arguments, with one level of parentheses
+    found = re.search(rf"((?:\w+\.)*){re.escape(distribution)}\({inner}\)\.(\w+)\({inner}\)",
+                      line)
+    if found:
+        prefix, parameters, method, values = found.groups()
+        prefix = "rulebridge." + prefix if prefix.startswith("scipy.") else prefix
+        call = f"{prefix}{distribution}.{method}({values}, {parameters})"
+    else:
+        shapes = getattr(getattr(importlib.import_module("scipy.stats"), distribution, None),
+                         "shapes", None)
+        parameters = ", ".join(filter(None, [shapes, "loc", "scale"]))
+        call = f"{distribution}.{method}(x, {parameters})"
+    return (f"{call}  # a frozen distribution ({distribution}(...)) converts its parameters "
+            f"to plain arrays: pass them to the method, from rulebridge.scipy.stats")

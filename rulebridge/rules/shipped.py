@@ -8,16 +8,30 @@ name two distributions register, nor after an upgrade.
 
 from __future__ import annotations
 
+from typing import Callable
+
 
 class ShippedStatus:
     """The registry's part that holds the shipped results and binds them to the installed
-    adapters (a mixin of `Registry`, which provides `infos`, `_lock`, `_caches`,
-    `_status_loaders`, `_load_status` and `_invalidate`)."""
+    adapters, and runs the loaders that give them (a mixin of `Registry`, which provides
+    `infos`, `_lock`, `_caches`, `_status_loaders` and `_invalidate`)."""
 
     def _init_shipped(self) -> None:
         self._shipped: dict[str, dict] = {}  # adapter name -> its shipped results
         self._bound: dict[str, bool] = {}  # adapter name -> do its results apply to it
         self._shipped_imports: set[tuple[str, str]] = set()  # see `use_shipped_for_import`
+
+    def add_status_loader(self, loader: Callable[[object], object]) -> None:
+        """Run `loader(registry)` (which calls `set_status`) before the next rule is resolved."""
+        with self._lock:
+            self._status_loaders.append(loader)
+            self._invalidate()
+
+    def _load_status(self) -> None:
+        with self._lock:
+            loaders, self._status_loaders = self._status_loaders, []
+            for loader in loaders:
+                loader(self)
 
     def set_shipped(self, shipped: dict[str, dict]) -> None:
         """The results shipped with the package, by adapter name: each `{"distribution",
@@ -41,6 +55,15 @@ class ShippedStatus:
             bound = self._bound[source] = info is not None and info.made(
                 entry.get("distribution", ""), entry.get("version", ""), entry.get("requires", {}))
         return entry["status"].get(function, {}).get(key) if bound else None
+
+    def shipped_keys(self, function: str, source: str, imported: bool = False) -> dict[str, str]:
+        """{key: status} of every key the shipped results hold for `source`'s rule for
+        `function`, where they apply to the installed adapter (see `shipped_status`)."""
+        self.shipped_status(function, source, "", imported)  # loads and binds them
+        if not self._bound.get(source) or (imported and (function, source)
+                                           not in self._shipped_imports):
+            return {}
+        return dict(self._shipped[source]["status"].get(function, {}))
 
     def use_shipped_for_import(self, function: str, source: str) -> None:
         """Let the shipped results apply to the rules `import_rule` builds for `function` from

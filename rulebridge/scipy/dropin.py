@@ -67,6 +67,11 @@ class DropIn:
                     self._sources = self._register()
         return self._sources
 
+    def __rulebridge_prepare__(self) -> tuple[str, ...]:
+        """Import the rules now, as the first traced call would (`rulebridge.lookup` asks so
+        that it answers with this drop-in's real sources)."""
+        return self.sources
+
     def __repr__(self) -> str:
         sources = ("rules not imported yet" if self._sources is None else
                    f"rules from {', '.join(self._sources) or 'no installed source'}")

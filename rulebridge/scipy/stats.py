@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..rules.scipy_names import is_candidate, is_distribution
-from .dropin import DropIn, drop_in, mirror, signature_of_method
+from ..errors import TracingError
+from ..rules.scipy_names import is_candidate, is_distribution, unfrozen
+from .dropin import DropIn, _first_box, drop_in, mirror, signature_of_method
 
 
 class Distribution:
@@ -32,6 +33,10 @@ class Distribution:
         return made
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _first_box(args) is not None or _first_box(kwargs.values()) is not None:
+            raise TracingError(f"scipy.stats.{self._name}(...) froze a traced parameter, which "
+                               "its methods convert to a plain array and would cut the "
+                               "gradient.", fix=unfrozen(f"scipy.stats.{self._name}(...).logpdf"))
         return self._scipy(*args, **kwargs)
 
     def __dir__(self) -> list[str]:

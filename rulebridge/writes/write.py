@@ -252,8 +252,9 @@ def setitem(box, index, value, what: str | None = None):
         if _has_repeats(index, target.shape):
             raise MutationError(
                 f"{what}: the index repeats a position, so NumPy keeps only one of the values "
-                "written there and which one is unspecified. Write each position once (np.unique "
-                "the indices), or accumulate with x = x + np.bincount(...)-style code.")
+                "written there and which one is unspecified.",
+                fix="index = np.unique(index)  # write each position once; or accumulate: "
+                    "x = x + np.bincount(index, values, minlength=len(x))")
     if value_var is not None and shares_exported(tape, target) and depends(tape, value_var):
         raise MutationError(
             f"{what}: a traced value written into a buffer whose memory was already handed to "

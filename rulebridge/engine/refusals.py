@@ -1,0 +1,68 @@
+"""Why a box refused to become a plain number or array, told by cause: NumPy converting it to
+write it into an element of a plain ndarray (`buf[i] = x`), or the user's code (or a library)
+converting it (`float(x)`, `np.asarray(x)`). The two need different fixes, and the frame that
+asked tells them apart: a write is that frame's store-subscript instruction."""
+
+from __future__ import annotations
+
+import dis
+import sys
+import types
+
+from ..errors import TracingError
+from ..rules.scipy_names import fix_for, scipy_caller
+
+_STORES = frozenset(dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE")
+                    if name in dis.opmap)
+_FRAMES_HERE = ("rulebridge.engine.", "rulebridge.writes.")
+
+
+def _asking_frame() -> types.FrameType | None:
+    """The first frame outside the box and the writes: the code that asked for the value."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_FRAMES_HERE):
+        frame = frame.f_back
+    return frame
+
+
+def _writes_an_element(frame: types.FrameType | None) -> bool:
+    if frame is None or frame.f_lasti < 0:
+        return False
+    return frame.f_code.co_code[frame.f_lasti] in _STORES
+
+
+def refuse(what: str, value: str, fix: str, buffer_fix: str) -> TracingError:
+    """The error for `what` (`"float()"`, `".item()"`) of a traced value described by `value`:
+    the plain-buffer write's when NumPy asked while storing it into an element."""
+    if _writes_an_element(_asking_frame()):
+        return written_into_buffer(value, buffer_fix)
+    return TracingError(f"{what} of a traced value would cut the gradient ({value}).", fix=fix)
+
+
+def written_into_buffer(value: str, buffer_fix: str) -> TracingError:
+    return TracingError(
+        f"a traced value ({value}) was written into a plain ndarray (buf[i] = x): NumPy gives "
+        "no hook that says which array it goes into, so the write cannot be recorded and would "
+        "cut the gradient.",
+        fix="buf = np.zeros_like(x)  # or np.zeros(n, like=x), or np.zeros(n) inside the "
+            "differentiated function",
+        details=f"Or: {buffer_fix}.")
+
+
+def refuse_array(value: str, buffer_fix: str) -> TracingError:
+    """The error for `Traced.__array__`: a write into a buffer, a SciPy function (named, with
+    its fix), or a conversion by the user's code."""
+    frame = _asking_frame()
+    if _writes_an_element(frame):
+        return written_into_buffer(value, buffer_fix)
+    caller = scipy_caller(frame)
+    if caller is not None:
+        return TracingError(f"{caller} converted a traced value ({value}) to a plain ndarray "
+                            "(np.asarray), which would cut the gradient.", fix=fix_for(caller))
+    return TracingError(
+        f"np.asarray, np.array or a library that calls them converted a traced value ({value}) "
+        "to a plain ndarray, which would cut the gradient.",
+        fix="y = np.stack([a, b])  # or np.concatenate, np.hstack: build arrays from traced "
+            "values with them",
+        details="Keep plain-array helpers out of the differentiated code; for a library "
+                "function, `f = rulebridge.import_rule(f)` gives it a rule.")

@@ -1,0 +1,192 @@
+"""Every error names the user's line: its first line holds the file and line of the frame in
+this test file that made the call (rulebridge/errors.py), then a fix as code, then details.
+Messages quoted inside other messages (a matrix cell, a NoRuleError's reasons) carry no
+location."""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rulebridge as rb
+from rulebridge.scipy import stats
+from tests.preferred import preferred
+from tools.errors_doc import _WrongShapeAdapter
+
+FILE = Path(__file__).name
+
+
+def _here() -> int:
+    return inspect.currentframe().f_back.f_lineno
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).splitlines()[0]
+
+
+def _names_line(error: BaseException, line: int) -> str:
+    first = _first_line(error)
+    assert f"{FILE}:{line}:" in first, first
+    assert "rulebridge/" not in first.split(f"{FILE}:{line}")[0], first
+    return str(error)
+
+
+def test_no_rule_error_names_the_line_and_the_source_that_has_a_rule():
+    line = _here() + 1  # the line that calls np.cbrt
+    f = rb.grad(lambda x: np.sum(np.cbrt(x)), source="autograd")
+    with pytest.raises(rb.NoRuleError) as info:
+        f(np.ones(3))
+    text = _names_line(info.value, line)
+    assert text.splitlines()[1].strip().startswith("Fix: source='jax'"), text
+
+
+def test_no_rule_error_for_a_dtype_gives_the_cast_as_the_fix():
+    with pytest.raises(rb.NoRuleError) as info:
+        line = _here() + 1
+        rb.grad(lambda x: np.sum(np.sin(x)))(np.ones(3, dtype=np.float16))
+    text = _names_line(info.value, line)
+    assert "Fix: x = x.astype(np.float64)" in text.splitlines()[1]
+    # each source's reason is quoted without a location of its own
+    assert text.count(f"{FILE}:") == 1, text
+
+
+def test_float_of_a_traced_value_names_the_line_inside_the_function():
+    def f(x):
+        total = np.sum(x)
+        return float(total) * 2.0
+    line = inspect.getsourcelines(f)[1] + 2
+    with pytest.raises(rb.TracingError) as info:
+        rb.grad(f)(np.ones(3))
+    text = _names_line(info.value, line)
+    assert "float()" in _first_line(info.value)
+    assert "plain ndarray" not in text  # the buffer write is another cause, another message
+
+
+BUFFER = np.zeros(3)  # made before the trace: rulebridge cannot follow it
+
+
+def test_a_write_into_a_plain_buffer_is_its_own_message():
+    def f(x):
+        BUFFER[:] = x
+        return np.sum(x)
+    line = inspect.getsourcelines(f)[1] + 1
+    with pytest.raises(rb.TracingError) as info:
+        rb.grad(f)(np.ones(3))
+    text = _names_line(info.value, line)
+    assert "written into a plain ndarray" in _first_line(info.value)
+    assert "np.asarray" not in text
+    assert "Fix: buf = np.zeros_like(x)" in text
+
+
+def test_np_asarray_is_its_own_message():
+    def f(x):
+        return np.sum(np.asarray(x))
+    line = inspect.getsourcelines(f)[1] + 1
+    with pytest.raises(rb.TracingError) as info:
+        rb.grad(f)(np.ones(3))
+    text = _names_line(info.value, line)
+    assert "np.asarray" in _first_line(info.value)
+    assert "buf[i]" not in text and "np.zeros_like" not in text
+
+
+def test_a_frozen_distribution_names_the_unfrozen_call():
+    def f(m):
+        return np.sum(stats.norm(m, 1.0).logpdf(np.linspace(0.0, 1.0, 3)))
+    line = inspect.getsourcelines(f)[1] + 1
+    with pytest.raises(rb.TracingError) as info:
+        rb.grad(f)(0.5)
+    text = _names_line(info.value, line)
+    assert "Fix: stats.norm.logpdf(np.linspace(0.0, 1.0, 3), m, 1.0)" in text, text
+    # and the fix it names works
+    got = rb.grad(lambda m: np.sum(stats.norm.logpdf(np.linspace(0.0, 1.0, 3), m, 1.0)))(0.5)
+    assert np.isclose(got, np.sum(np.linspace(0.0, 1.0, 3) - 0.5))
+
+
+def test_a_frozen_scipy_distribution_names_the_drop_in():
+    import scipy.stats
+
+    def f(m):
+        return np.sum(scipy.stats.norm(m, 1.0).logpdf(np.ones(2)))
+    line = inspect.getsourcelines(f)[1] + 1
+    with pytest.raises(rb.TracingError) as info:
+        rb.grad(f)(0.5)
+    assert "rulebridge.scipy.stats.norm.logpdf(np.ones(2), m, 1.0)" in _names_line(
+        info.value, line)
+
+
+def test_rule_contract_and_unverified_rule_errors_name_the_line():
+    with preferred(np.sin, _WrongShapeAdapter()):
+        with pytest.raises(rb.UnverifiedRuleError) as info:
+            line = _here() + 1
+            rb.vjp(np.sin, np.ones((3, 1, 1)), source="broken")
+        _names_line(info.value, line)
+        with rb.trust():
+            y, pullback = rb.vjp(np.sin, np.ones(3), source="broken")
+            with pytest.raises(rb.RuleContractError) as info:
+                line = _here() + 1
+                pullback(np.ones(3))
+        _names_line(info.value, line)
+
+
+def test_adapter_nested_and_mutation_errors_name_the_line():
+    with pytest.raises(rb.AdapterError) as info:
+        line = _here() + 1
+        rb.grad(lambda x: np.sum(x), source="nonexistent")(np.ones(3))
+    _names_line(info.value, line)
+    with pytest.raises(rb.NestedDifferentiationError) as info:
+        line = _here() + 1
+        rb.grad(lambda x: np.sum(rb.grad(lambda y: np.sum(y * y))(x)))(np.ones(3))
+    _names_line(info.value, line)
+
+    def f(x):
+        u = np.copy(x)
+        u[[0, 0]] = x[1:3]
+        return np.sum(u)
+    with pytest.raises(rb.MutationError) as info:
+        rb.grad(f)(np.ones(3))
+    _names_line(info.value, inspect.getsourcelines(f)[1] + 2)
+
+
+def test_import_and_check_errors_name_the_line():
+    with pytest.raises(rb.ImportRuleError) as info:
+        line = _here() + 1
+        rb.import_rule(np.linalg.norm, "autograd", equivalent=lambda x: x.sum(),
+                       signatures=["float64[:]"])
+    _names_line(info.value, line)
+    with pytest.raises(rb.GradientCheckError) as info:
+        line = _here() + 1
+        rb.check_grads(lambda x: np.abs(x - 1.0004), np.array([1.0]))
+    _names_line(info.value, line)
+    wrong = rb.Rule(np.sin, rb.signature_of((np.ones(3),)),
+                    lambda args, kwargs: (np.sin(*args), args),
+                    lambda args, g, argnums: (g * np.sin(args[0]),), source="example")
+    with pytest.raises(rb.RuleCheckError) as info:
+        line = _here() + 1
+        rb.assert_rule(wrong, np.ones(3))
+    _names_line(info.value, line)
+
+
+def test_the_location_is_outside_the_message_quoted_elsewhere_and_survives_pickling():
+    with pytest.raises(rb.NoRuleError) as info:
+        line = _here() + 1
+        rb.grad(lambda x: np.sum(np.sin(x)))(np.ones(3, dtype=np.float16))
+    error = info.value
+    assert error.where.endswith(f"{FILE}:{line}")
+    assert FILE not in f"{error}" and FILE not in error.message
+    assert str(error) == f"{error.where}: {error.message}"
+    again = pickle.loads(pickle.dumps(error))
+    assert str(again) == str(error)
+
+
+def test_a_script_given_with_dash_c_is_the_users_code():
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", "import rulebridge as rb\n"
+                          "try:\n    rb.REGISTRY.adapter('nonexistent')\n"
+                          "except rb.AdapterError as e:\n    print(repr(e.where))"],
+                         capture_output=True, text=True)
+    assert run.stdout.strip() == "'<string>:3'", run.stderr
