@@ -42,7 +42,9 @@ class Progress:
         self._start = time.perf_counter()
         self._last_line = -float("inf")
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, work: tuple[float, float] | None = None) -> None:
+        """`work`: (done, total) in the units an earlier run measured (CPU seconds per row), for
+        an estimate that weighs each unit by its expected cost."""
         if self._use_bar:
             if self.bar is None:
                 self.bar = tqdm(total=total, unit=self.what.rstrip("s"), file=self.stream,
@@ -52,15 +54,23 @@ class Progress:
         now = time.perf_counter()
         if done in (0, total) or now - self._last_line >= self.every:
             self._last_line = now
-            self.stream.write(self.line(done, total, now - self._start) + "\n")
+            self.stream.write(self.line(done, total, now - self._start, work) + "\n")
             self.stream.flush()
 
-    def line(self, done: int, total: int, elapsed: float) -> str:
-        """`rulebridge matrix: 120/321 functions, 31 s elapsed, about 52 s left`."""
+    def line(self, done: int, total: int, elapsed: float,
+             work: tuple[float, float] | None = None) -> str:
+        """`rulebridge matrix: 120/321 functions, 31 s elapsed, about 52 s left`.
+
+        With `work`, the estimate is the time the work left takes at the rate the work done
+        took, on this machine under its load now (the slowest units run first, so a count of
+        units alone would promise too little time); without, a count's rough guess, said so."""
         text = f"{self.label}: {done}/{total} {self.what}, {elapsed:.0f} s elapsed"
-        if 0 < done < total:
-            text += f", about {elapsed * (total - done) / done:.0f} s left"
-        return text
+        if not 0 < done < total:
+            return text
+        if work is not None and work[0] > 0:
+            return text + f", about {elapsed * max(work[1] - work[0], 0.0) / work[0]:.0f} s left"
+        return text + (f", about {elapsed * (total - done) / done:.0f} s left (a guess from the "
+                       "count: no timings of an earlier run)")
 
     def close(self) -> None:
         if self.bar is not None:

@@ -135,6 +135,7 @@ def to_markdown(matrix: dict) -> str:
                      for source in matrix["sources"] for dtype in matrix["dtypes"]]
             lines.append(f"| `{_short(function, module)}` | " + " | ".join(texts) + " |")
         lines.append("")
+        lines += _configurations(by_module[module], module, matrix["cells"])
     lines += ["## Notes", ""] + notes
     if matrix.get("conventions"):
         lines += ["", conventions.to_markdown(matrix["conventions"], matrix["sources"]).rstrip()]
@@ -217,16 +218,41 @@ def _cell_text(function, source, dtype, cells, notes) -> str:
     if status in VERIFIED:
         return status
     # A declined signature of an offered function is footnoted too: its reason is often a
-    # divergence from NumPy the adapter chose to refuse rather than get wrong.
-    bad = [c for c in checked if c["status"] not in VERIFIED]
+    # divergence from NumPy the adapter chose to refuse rather than get wrong. The footnote says
+    # at which configurations the rule passed and at which it did not, and why.
     by_reason: dict = defaultdict(list)
-    for c in bad:
-        by_reason[c["reason"]].append(c["signature"] + (f" {c['kwargs']}" if c["kwargs"] else ""))
-    detail = "; ".join(f"{', '.join(sorted(set(sigs)))}: {reason}"
-                       for reason, sigs in by_reason.items())
-    passed = sum(c["status"] in VERIFIED for c in checked)
+    for c in checked:
+        if c["status"] not in VERIFIED:
+            by_reason[(c["status"], c["reason"])].append(_configuration(c))
+    detail = "; ".join(f"{bad} at {', '.join(sorted(set(keys)))}: {reason}"
+                       for (bad, reason), keys in by_reason.items())
+    passed = sorted({_configuration(c) for c in checked if c["status"] in VERIFIED})
+    if passed:
+        detail = f"passes at {', '.join(passed)}; " + detail
     text = _footnote(status, f"`{function}` · {source} · {dtype}: {detail}", notes)
-    return text + (f" ({passed}/{len(checked)} pass)" if passed else "")
+    if not passed:
+        return text
+    failing = len(checked) - len(passed)
+    return f"{text} (in {failing} of {len(checked)} configurations; the others pass)"
+
+
+def _configuration(cell: dict) -> str:
+    """A case as its key reads, as `rulebridge.lookup` and the shipped status spell it."""
+    return cell.get("key") or cell["signature"] + (f" {cell['kwargs']}" if cell["kwargs"] else "")
+
+
+def _configurations(functions: list[str], module: str, cells: list[dict]) -> list[str]:
+    """Per function, the configurations (keys) checked in the float64 column, every source's."""
+    keys: dict[str, dict[str, None]] = defaultdict(dict)
+    for cell in cells:
+        if cell["dtype"] == "float64" and cell["function"] in functions:
+            keys[cell["function"]][f"`{cell['key']}`"] = None
+    if not keys:
+        return []
+    lines = ["<details><summary>Configurations checked (float64; a cell's footnote says which "
+             "did not pass, and why)</summary>", ""]
+    lines += [f"- `{_short(f, module)}`: " + " · ".join(keys[f]) for f in functions if keys[f]]
+    return lines + ["", "</details>", ""]
 
 
 def _footnote(status: str, text: str, notes: list[str]) -> str:

@@ -53,6 +53,11 @@ class Adapter:
             A folder for this adapter alone; it may not exist yet.
         """
 
+    def release(self) -> None:
+        """Drop what this adapter compiled or cached for the rules built so far (rules built
+        later compile anew). `rulebridge matrix` calls it between rows, so that a long run's
+        memory stays flat; nothing else does. The default keeps nothing to drop."""
+
     # -- imports (`rulebridge.import_rule`); optional ------------------------------------------
 
     # Where `counterpart` finds a NumPy/SciPy function by name: {"numpy": "jax.numpy", ...}.

@@ -385,6 +385,13 @@ class Registry(ShippedStatus, ImportedRules):
             return function
         return function_name(function)
 
+    def release(self) -> None:
+        """Drop every cached rule and what the loaded adapters compiled (`Adapter.release`)."""
+        with self._lock:
+            self._invalidate()
+            for adapter in list(self._loaded.values()):
+                adapter.release()
+
     def _invalidate(self) -> None:
         for cache in self._caches.values():
             cache.clear()

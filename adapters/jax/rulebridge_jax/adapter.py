@@ -44,6 +44,12 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
+    def release(self) -> None:
+        # The compiled pullbacks (ours, and JAX's caches of traces and executables).
+        self.__dict__.pop("_pullbacks", None)
+        self.__dict__.pop("_imported_pullbacks", None)
+        jax.clear_caches()
+
     @cached_property
     def table(self) -> dict[Callable, Meaning]:
         return catalog()
