@@ -22,10 +22,10 @@ from .checking.debug import enabled as debug_enabled
 from .checking.lookup import Lookup, Verdict, lookup_call
 from .engine.box import Traced
 from .engine.tape import Op, Tape
-from .errors import (AdapterError, AdapterWarning, Declined, GradientCheckError, ImportRuleError,
-                     MutationError, NestedDifferentiationError, NoDerivativeError, NoRuleError,
-                     ReplayError, RulebridgeError, RuleContractError, TracingError,
-                     UnverifiedRuleError)
+from .errors import (AdapterError, AdapterWarning, ArgumentError, Declined, GradientCheckError,
+                     ImportRuleError, MutationError, NestedDifferentiationError, NoDerivativeError,
+                     NoRuleError, ReplayError, RulebridgeError, RuleContractError, TracingError,
+                     UnverifiedRuleError, UsageError)
 from .flat import flatten
 from .higher import hessian, hvp, jacrev
 from .import_rule import import_rule
@@ -195,7 +195,8 @@ _gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
 __all__ = [
     "GradientCheckError", "check_grads", "elementwise_grad", "flatten", "jacobian",
     "register_container", "hessian", "hvp", "jacrev",
-    "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "CallForward", "CheckResult",
+    "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "ArgumentError", "UsageError",
+    "CallForward", "CheckResult",
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
     "NestedDifferentiationError", "NoDerivativeError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",

@@ -19,7 +19,7 @@ from .checking.debug import CheckingRegistry, enabled as debug_enabled
 from .engine.box import Traced
 from .engine.sweep import backward
 from .engine.tape import Tape
-from .errors import NestedDifferentiationError
+from .errors import ArgumentError, NestedDifferentiationError, UsageError
 from .rules.levels import primal
 from .rules.registry import REGISTRY
 from .rules.signature import is_differentiable
@@ -103,9 +103,9 @@ class Run:
         values (no gradient flows through aux, as in JAX)."""
         result = self.result
         if type(result) not in (tuple, list) or len(result) != 2:
-            raise TypeError(f"has_aux=True: {name_of(self.f)} must return a pair (output, aux), "
-                            f"but it returned {describe(result)}. Return `out, aux`, or drop "
-                            "has_aux.")
+            raise UsageError(f"has_aux=True: {name_of(self.f)} must return a pair (output, aux), "
+                             f"but it returned {describe(result)}.",
+                             fix="return out, aux  # or drop has_aux")
         self.result, aux = result
         return self.unbox(aux)
 
@@ -297,8 +297,10 @@ def positions_of(f, argnums, n_args) -> tuple[int, ...]:
     positions = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
     for i in positions:
         if not isinstance(i, int) or not -n_args <= i < n_args:
-            raise TypeError(f"argnums={argnums!r} for {name_of(f)} called with {n_args} "
-                            f"positional argument(s)")
+            raise UsageError(f"argnums={argnums!r} for {name_of(f)} called with {n_args} "
+                             f"positional argument(s).",
+                             fix=f"argnums={tuple(range(n_args))!r}  # positions of the arguments "
+                                 "to differentiate")
     return tuple(i % n_args for i in positions)
 
 
@@ -316,14 +318,16 @@ def scalar_output(f, structure, values):
     if size != 1:
         kind = (f"an array of shape {value.shape}" if size is not None
                 else f"a {type(value).__name__}")
-        raise TypeError(f"grad requires {name_of(f)} to return a scalar (or an array of size "
-                        f"1), but it returned {kind}. Reduce it (np.sum, a loss), use "
-                        "has_aux=True to return more, or use rulebridge.vjp or "
-                        "rulebridge.jacobian for non-scalar outputs.")
+        raise UsageError(f"grad requires {name_of(f)} to return a scalar (or an array of size "
+                         f"1), but it returned {kind}.",
+                         fix="rulebridge.grad(lambda *a: np.sum(f(*a)))  # reduce it; or "
+                             "rulebridge.vjp / rulebridge.jacobian for non-scalar outputs",
+                         details="has_aux=True returns more beside the scalar.")
     if is_complex:
-        raise TypeError(f"grad requires {name_of(f)} to return a real scalar, but it returned a "
-                        f"complex {np.result_type(value)}; differentiate its real part, abs or "
-                        "abs**2, or use rulebridge.vjp.")
+        raise UsageError(f"grad requires {name_of(f)} to return a real scalar, but it returned a "
+                         f"complex {np.result_type(value)}.",
+                         fix="rulebridge.grad(lambda *a: np.real(f(*a)))  # or abs, abs**2; or "
+                             "rulebridge.vjp")
     return result
 
 
@@ -361,9 +365,11 @@ def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:
             continue
         if np.shape(primal(g)) != np.shape(primal(value)):
             paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
-            raise ValueError(f"the cotangent {paths[k]} given to the pullback of {name_of(f)} "
-                             f"has shape {np.shape(g)}, but that output has shape "
-                             f"{np.shape(value)}")
+            raise ArgumentError(f"the cotangent {paths[k]} given to the pullback of "
+                                f"{name_of(f)} has shape {np.shape(g)}, but that output has "
+                                f"shape {np.shape(value)}.",
+                                fix=f"pullback(np.ones({np.shape(primal(value))!r}))  # one "
+                                    "cotangent per output, of that output's shape")
         value = primal(value)  # (under nesting: the plain value underneath)
         dtype = np.result_type(value)
         if type(g) is Traced:  # a cotangent of an enclosing differentiation: recorded there

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .boundary import Ownership, Run, name_of, positions_of
+from .errors import UsageError
 from .rules.levels import primal
 from .rules.signature import is_differentiable
 
@@ -50,10 +51,10 @@ def real_call(f, what: str, argnums, has_aux, source, args, kwargs) -> Call:
     for k, v in enumerate(call.values):
         if is_differentiable(v) and np.result_type(primal(v)).kind == "c":
             paths = paths or structure.paths("output")
-            raise TypeError(f"{what} of {name_of(f)}: {paths[k]} is complex "
-                            f"({np.result_type(primal(v))}); {what} is defined here for real "
-                            "outputs. Take its real and imaginary parts as two outputs, or use "
-                            "rulebridge.vjp.")
+            raise UsageError(f"{what} of {name_of(f)}: {paths[k]} is complex "
+                             f"({np.result_type(primal(v))}); {what} is defined here for real "
+                             "outputs.", fix="lambda *a: (np.real(f(*a)), np.imag(f(*a)))  # "
+                             "its real and imaginary parts as two outputs; or rulebridge.vjp")
     return call
 
 

@@ -163,6 +163,16 @@ class ImportRuleError(RulebridgeError, ValueError):
     """`import_rule` could not import a rule, or the imported rule disagrees with its function."""
 
 
+class UsageError(RulebridgeError, TypeError):
+    """rulebridge's API was called in a way it does not take (grad of a non-scalar, argnums out
+    of range, has_aux without a pair). It is also a TypeError."""
+
+
+class ArgumentError(RulebridgeError, ValueError):
+    """A value given to rulebridge does not fit where it goes (a cotangent of the wrong shape,
+    a changed constant in a replayed tape). It is also a ValueError."""
+
+
 class AdapterWarning(UserWarning):
     """An adapter misbehaved and was skipped while other adapters were asked for a rule."""
 

@@ -190,3 +190,17 @@ def test_a_script_given_with_dash_c_is_the_users_code():
                           "except rb.AdapterError as e:\n    print(repr(e.where))"],
                          capture_output=True, text=True)
     assert run.stdout.strip() == "'<string>:3'", run.stderr
+
+
+def test_misuse_of_the_api_names_the_line_and_is_still_a_type_or_value_error():
+    with pytest.raises(TypeError) as info:
+        line = _here() + 1
+        rb.grad(lambda x: x * 2.0)(np.ones(3))
+    assert isinstance(info.value, rb.UsageError)
+    assert "Fix: rulebridge.grad(lambda *a: np.sum(f(*a)))" in _names_line(info.value, line)
+    _, pullback = rb.vjp(np.sin, np.ones(3))
+    with pytest.raises(ValueError) as info:
+        line = _here() + 1
+        pullback(np.ones(4))
+    assert isinstance(info.value, rb.ArgumentError)
+    _names_line(info.value, line)

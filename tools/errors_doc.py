@@ -210,15 +210,15 @@ EXAMPLES = [
             "Among several adapters, one raised while building a rule: it is skipped, the others "
             "answer.",
             "Report it to that adapter's authors, or uninstall it."),
-    Example(TypeError,
+    Example(rb.UsageError,
             "rb.grad(lambda x: x * 2.0)(np.ones(3))",
             "Misuse of the API: grad of a non-scalar, a non-float argument in argnums, a bad "
-            "argnums, a vjp cotangent of another kind than its output (complex for a real "
-            "output, booleans, objects).",
+            "argnums. It is also a TypeError.",
             "Follow the message (reduce to a scalar, use vjp, cast the argument)."),
-    Example(ValueError,
+    Example(rb.ArgumentError,
             "rb.vjp(np.sin, np.ones(3))[1](np.ones(4))",
-            "A vjp pullback received a cotangent of the wrong shape or structure.",
+            "A vjp pullback received a cotangent of the wrong shape or structure (or a replayed "
+            "tape a changed constant). It is also a ValueError.",
             "Give one cotangent per output, of that output's shape."),
 ]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ArgumentError, UsageError
 from ..tree import Structure, describe, tree_flatten
 
 
@@ -58,7 +59,7 @@ def bind(arguments: list | None, inputs: list[int], args: tuple) -> list:
                         values[var] = leaf
                     elif not _same(var.value, leaf):
                         paths = paths or structure.paths(f"args[{i}]")
-                        raise ValueError(
+                        raise ArgumentError(
                             f"tape.replay: {paths[k]} is {_text(leaf)}, but it was "
                             f"{_text(var.value)} when the tape was traced, and the tape "
                             "computes with that value (only float and complex leaves are "
@@ -67,7 +68,7 @@ def bind(arguments: list | None, inputs: list[int], args: tuple) -> list:
             return [values[var] for var in inputs]
     if len(args) == len(inputs) and all(tree_flatten(a)[1].is_leaf for a in args):
         return list(args)
-    raise TypeError(_mismatch(arguments, inputs, args))
+    raise UsageError(_mismatch(arguments, inputs, args))
 
 
 def _mismatch(arguments: list | None, inputs: list[int], args: tuple) -> str:
