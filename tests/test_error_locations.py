@@ -204,3 +204,29 @@ def test_misuse_of_the_api_names_the_line_and_is_still_a_type_or_value_error():
         pullback(np.ones(4))
     assert isinstance(info.value, rb.ArgumentError)
     _names_line(info.value, line)
+
+
+def test_an_imported_rule_that_fails_names_the_other_source_it_was_imported_from():
+    import jax.numpy as jnp
+    import scipy.special
+    from autograd.extend import defvjp, primitive
+
+    def softplus(x):
+        return np.logaddexp(0.0, x)
+
+    @primitive
+    def bad_softplus(x):
+        return np.logaddexp(0.0, x)
+
+    defvjp(bad_softplus, lambda ans, x: lambda g: -g * scipy.special.expit(x))  # sign error
+    imported = rb.import_rule(softplus, "autograd", equivalent=bad_softplus)
+    rb.import_rule(softplus, "jax", equivalent=lambda x: jnp.logaddexp(0.0, x))
+    x = np.array([0.5, 1.0])
+    with pytest.raises(rb.ImportRuleError) as info:
+        line = _here() + 1
+        rb.grad(lambda v: np.sum(imported(v)), source="autograd")(x)
+    text = _names_line(info.value, line)
+    assert text.splitlines()[1].strip().startswith("Fix: source='jax'"), text
+    # and the source it names gives the right gradient
+    got = rb.grad(lambda v: np.sum(imported(v)), source="jax")(x)
+    assert np.allclose(got, scipy.special.expit(x), rtol=1e-12)
