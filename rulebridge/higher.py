@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .api import grad, jacobian
+from .errors import UsageError
 from .tree import tree_flatten
 
 #: JAX's name for the reverse-mode Jacobian: `rulebridge.jacobian` itself.
@@ -71,8 +72,8 @@ def hvp(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: boo
     @functools.wraps(f)
     def hvp_f(*args: Any, **kwargs: Any) -> Any:
         if not args:
-            raise TypeError(f"hvp of {getattr(f, '__qualname__', f)} takes f's arguments and "
-                            "then the vector: hvp(f)(x, v)")
+            raise UsageError(f"hvp of {getattr(f, '__qualname__', f)} takes f's arguments and "
+                             "then the vector.", fix="rulebridge.hvp(f)(x, v)")
         *args, v = args
 
         def directional(*args: Any) -> Any:
@@ -91,9 +92,10 @@ def _inner(gradient: Any, v: Any, f: Any) -> Any:
     leaves, structure = tree_flatten(gradient)
     v_leaves, v_structure = tree_flatten(v)
     if v_structure != structure:
-        raise TypeError(f"hvp of {getattr(f, '__qualname__', f)}: the vector is laid out as "
-                        f"{v_structure}, but the differentiated argument as {structure}; pass v "
-                        "in the argument's structure (a tuple of them for a sequence argnums)")
+        raise UsageError(f"hvp of {getattr(f, '__qualname__', f)}: the vector is laid out as "
+                         f"{v_structure}, but the differentiated argument as {structure}.",
+                         fix="rulebridge.hvp(f)(x, v)  # v in x's structure (a tuple of them "
+                             "for a sequence argnums)")
     total = 0.0
     for leaf, direction in zip(leaves, v_leaves):
         if leaf is not None:
