@@ -17,6 +17,7 @@ import numpy as np
 
 from .checking.debug import CheckingRegistry, enabled as debug_enabled
 from .engine.box import Traced
+from .engine.detached import is_free, plain
 from .engine.sweep import backward
 from .engine.tape import Tape
 from .errors import ArgumentError, NestedDifferentiationError, UsageError
@@ -114,10 +115,14 @@ class Run:
         variable as it stands now (None for a leaf that is not traced)."""
         result = self.result
         tape = self.tape
+        if type(result) is Traced and tape.effects is None:  # the usual result, without a tree
+            if result._tape is not tape and is_free(result):  # a buffer that held no traced value
+                return LEAF, [result._value], [None]
         if type(result) is Traced and tape.effects is None and result._tape is tape:
             # the usual result, without a tree
             return LEAF, [tape.protected.unprotected(result._value)], [result._var]
         leaves, structure = tree_flatten(result)
+        leaves = [plain(leaf) for leaf in leaves]
         if tape.effects is not None:
             tape.effects.check_result(leaves)  # a stale box would seed a wrong variable
         values, variables = tape._unbox_sequence(self.f, leaves)
@@ -132,6 +137,7 @@ class Run:
         leaves, structure = tree_flatten(tree)
         if not any(type(leaf) is Traced for leaf in leaves):
             return tree
+        leaves = [plain(leaf) for leaf in leaves]
         for leaf in leaves:
             if type(leaf) is Traced and leaf._tape.level > self.tape.level:
                 raise nested(None)

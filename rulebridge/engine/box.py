@@ -172,6 +172,8 @@ class Traced(Box):
         return np.transpose(self, axes or None)
 
     def __repr__(self) -> str:
+        if getattr(self._tape, "plain", False):  # set free: a plain array now
+            return repr(self._value)
         return f"Traced(%{self._var}, {self._describe()})"
 
     def _describe(self) -> str:

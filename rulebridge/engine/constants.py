@@ -80,6 +80,8 @@ def constant_value(box) -> Any:
     tape = box._tape
     if tape.finished:
         return None
+    if getattr(tape, "plain", False):  # set free (rulebridge/engine/detached.py)
+        return box._value
     if tape.guard is not None:
         tape.guard("a conversion to a plain value", (box,))
     state = constants_of(tape)
@@ -96,6 +98,8 @@ def export(box, value, dtype=None, copy=None):
         return np.array(value, dtype=dtype, copy=True)
     if type(value) is not _ndarray:
         return np.array(value)  # a NumPy scalar: no memory to share
+    if getattr(box._tape, "plain", False):
+        return value  # set free: the caller's own array now
     view = value.view()
     view.flags.writeable = False
     constants_of(box._tape).exported.append(view)

@@ -166,7 +166,10 @@ class Tape:
                 key = (function,)
                 for a in args:
                     if type(a) is Traced:
-                        if a._tape is not self:  # another level's box (rulebridge/rules/levels.py)
+                        if getattr(a._tape, "plain", False):  # set free (detached.py)
+                            inputs.append(None)
+                            a = a._value
+                        elif a._tape is not self:  # another level's box (rules/levels.py)
                             top = top_tape(self, args)
                             if top is not self:
                                 return top.record(function, args, kwargs, guarded)
@@ -174,8 +177,9 @@ class Tape:
                             values.append(a)
                             key = None
                             continue
-                        inputs.append(a._var)
-                        a = a._value
+                        else:
+                            inputs.append(a._var)
+                            a = a._value
                     elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
                         items, item_vars = self._unbox_sequence(function, a)
                         if items is None:  # it holds a box of a higher level
@@ -303,6 +307,9 @@ class Tape:
         for item in seq:
             if type(item) is Traced:
                 if item._tape is not self:
+                    if getattr(item._tape, "plain", False):  # set free (detached.py)
+                        items.append(item._value)
+                        continue
                     if item._tape.level > self.level:
                         return None, None  # the op is that level's (`record` sends it there)
                     items.append(item)  # a lower level's box: a constant here

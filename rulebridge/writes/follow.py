@@ -2,23 +2,36 @@
 
 NumPy gives no hook when a traced value is written into an array it knows nothing of
 (`out = np.zeros(n); out[i] = f(x[i])`), but the allocation itself can be seen. While a trace
-runs in this thread, the allocators reached as attributes of the `numpy` module (`np.zeros`,
-`np.empty`, `np.ones`, `np.full`) return a box of the tape, recorded by the engine's own
-allocation rule, so writes into it are recorded like writes into `np.zeros_like(x)`. A box holding
-no traced value converts to a plain array (`Traced.__array__`), so a followed buffer that never
-receives one still goes to any library. `np.array`/`np.asarray` of a (nested) list holding
-traced values, and `np.mean([a, b])`-style calls of the functions in `LIST_FUNCTIONS`, record
-`np.stack` of the items so the gradient flows.
+runs in this thread, a call `np.zeros(...)`, `np.empty`, `np.ones` or `np.full` made by the
+differentiated function's own Python returns a box of the tape, recorded by the engine's own
+allocation rule, so writes into it are recorded like writes into `np.zeros_like(x)`.
+`np.array`/`np.asarray` of a (nested) list holding traced values, and `np.mean([a, b])`-style
+calls of the functions in `LIST_FUNCTIONS`, record `np.stack` of the items so the gradient flows.
 
-What is followed: only a call made by the differentiated function's own code. Every frame
-between the allocation and the call of the differentiated function must be outside the
-standard library, the installed packages and rulebridge, so a library's (or the engine's own)
-buffers stay plain ndarrays. The wrappers are installed when the first trace of the process
-starts and the original functions put back when the last one ends: code that does not trace
-pays nothing, and other threads calling NumPy during a trace get NumPy's own results (through
-one wrapper call). Not followed: names bound before the trace (`from numpy import zeros`),
-buffers other libraries make, integer and boolean buffers (they carry no gradient). A traced
-value written into a buffer that is not followed raises, as before.
+Only a real ndarray may reach code that is not the differentiated function's own Python:
+compiled code (numpy.random's Cython calling `np.empty` through the module, any C extension)
+writes into what it gets as raw memory, and a box there is a segmentation fault. So nothing in
+the numpy module is replaced. While any trace runs, the module's class is a subclass of its own
+whose data descriptors (one per followed name) answer each lookup of those names: NumPy's own
+function (the one in `vars(numpy)`, untouched) to every lookup but one that rulebridge/writes/
+proof.py proves, from the bytecode the looking frame executes, to be `np.zeros(...)` called by
+the user's code; and every frame between it and the call of the differentiated function must be
+outside the standard library, the installed packages and rulebridge (a library's own buffers
+stay plain ndarrays). The proven lookup gets a follower, a function no other code can see (it is
+on the caller's stack only, as the callee of the call being made). Other threads, libraries,
+compiled code, `pickle.dumps(np.sum)` and anyone reading `vars(numpy)` get NumPy's own objects;
+what they can see is `type(numpy)`, a subclass of `types.ModuleType` during a trace, and the
+cost of one Python call per lookup of a followed name. A lookup the proof cannot vouch for gets
+NumPy's function: the buffer is a plain ndarray, and a traced value written into it raises.
+
+Not followed: names bound before the trace (`from numpy import zeros`), `getattr(np, "zeros")`,
+`np.zeros(*shape)` when arguments need a jump to evaluate (`np.zeros(n if a else m)`), buffers
+other libraries make, integer and boolean buffers (they carry no gradient).
+
+A followed buffer that never received a traced value and is still referenced when the function
+returns (kept in a dict, a global, returned) is set free: its box gets a copy of its memory and
+computes as a plain array from then on (rulebridge/engine/detached.py), so using it after the
+call works instead of raising that a traced value escaped.
 
 Switch it off with `follow_plain_buffers(False)` or RULEBRIDGE_FOLLOW_PLAIN_BUFFERS=0.
 """
@@ -26,16 +39,18 @@ Switch it off with `follow_plain_buffers(False)` or RULEBRIDGE_FOLLOW_PLAIN_BUFF
 from __future__ import annotations
 
 import os
-import site
 import sys
-import sysconfig
 import threading
+import types
 from typing import Callable
 
 import numpy as np
 
 from ..engine.box import Traced
+from ..engine.detached import set_free
 from ..errors import TracingError
+from .proof import proven
+from .sites import is_user_code
 
 ALLOCATORS = ("zeros", "empty", "ones", "full")
 ARRAY_FUNCTIONS = ("array", "asarray")
@@ -47,11 +62,13 @@ _NAMES = ALLOCATORS + ARRAY_FUNCTIONS + LIST_FUNCTIONS
 _ORIGINAL: dict[str, Callable] = {name: getattr(np, name) for name in _NAMES}
 _INEXACT = frozenset("fc")
 _NUMPY = vars(np)
+_MISSING = object()
 
 _FRAMES_ARE_NUMPYS = True  # this module's frames stand for NumPy's functions (scipy_names.py)
 _here = threading.local()  # .tracing: (tape, frame that called the differentiated function)
-_lock = threading.RLock()  # reentrant: numpy_as_is may run inside a rule's lookup
-_active = 0  # traces running in any thread; the wrappers are installed while it is > 0
+_lock = threading.RLock()
+_active = 0  # traces running in any thread; the module's class follows while it is > 0
+_plain_class: type | None = None  # numpy's class before the first trace swapped it
 _enabled = os.environ.get("RULEBRIDGE_FOLLOW_PLAIN_BUFFERS", "1").strip().lower() \
     not in ("0", "false", "no", "off")
 
@@ -98,7 +115,7 @@ class following:
         with _lock:
             _active += 1
             if _active == 1:
-                _NUMPY.update(_WRAPPERS)  # one call: a trace of a small program is ~50 us
+                _swap_class()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -109,97 +126,81 @@ class following:
         with _lock:
             _active -= 1
             if _active == 0:
-                for name, wrapper in _WRAPPERS.items():
-                    if _NUMPY.get(name) is wrapper:  # someone else's patch stays theirs
-                        _NUMPY[name] = _ORIGINAL[name]
-
-
-class numpy_as_is:
-    """`with numpy_as_is():` NumPy's own functions back in the numpy module while a rule is built.
-
-    An adapter may compare by identity (`function is np.sum`) or read `np.sum` into a table
-    when it builds a rule at a trace's first call of a function; with the wrappers installed it
-    would see a wrapper and build another rule than the one it was verified with. The lock is
-    held throughout, so no trace starts or ends meanwhile. With traces running in other threads
-    too, the wrappers stay (their allocations must still be followed): such an adapter then
-    declines, as rulebridge.NoRuleError says, which is a refusal, never another rule."""
-
-    __slots__ = ("swapped",)
-
-    def __enter__(self):
-        _lock.acquire()
-        # Only this thread's own trace may be the one running: another thread's allocations
-        # must stay followed while a rule is built here (a tape replayed outside its trace).
-        alone = _active == 1 and getattr(_here, "tracing", None) is not None
-        self.swapped = [name for name, wrapper in _WRAPPERS.items()
-                        if alone and _NUMPY.get(name) is wrapper]
-        for name in self.swapped:
-            _NUMPY[name] = _ORIGINAL[name]
-        return self
-
-    def __exit__(self, *exc) -> None:
-        try:
-            for name in self.swapped:
-                if _NUMPY.get(name) is _ORIGINAL[name]:
-                    _NUMPY[name] = _WRAPPERS[name]
-        finally:
-            _lock.release()
+                _restore_class()
+        buffers = self.tape.__dict__.pop("followed", None)
+        if buffers:
+            set_free(self.tape, buffers)
 
 
 def installed() -> bool:
-    """Are the wrappers in the numpy module now (only while some thread traces)?"""
-    return any(getattr(np, name) is wrapper for name, wrapper in _WRAPPERS.items())
+    """Does the numpy module follow lookups now (only while some thread traces)?"""
+    return type(np) in _CLASSES.values()
 
 
-# -- whose call is it -----------------------------------------------------------------------------
+# -- the numpy module's class while a trace runs --------------------------------------------------
 
 
-def _library_roots() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    try:
-        roots.update(site.getsitepackages())
-        roots.add(site.getusersitepackages())
-    except AttributeError:  # a virtualenv's old site module
-        pass
-    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # rulebridge itself
-    return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
+class _Lookup:
+    """A data descriptor of numpy's class during a trace: `np.<name>` as the module's dict has
+    it, or the follower for a lookup proven to be the differentiated code's own call."""
+
+    __slots__ = ("name", "original", "follower")
+
+    def __init__(self, name: str, follower: Callable) -> None:
+        self.name, self.original, self.follower = name, _ORIGINAL[name], follower
+
+    def __get__(self, module, owner=None):
+        if module is None:
+            return self
+        value = _NUMPY.get(self.name, _MISSING)
+        if value is self.original and module is np:
+            tracing = getattr(_here, "tracing", None)
+            if tracing is not None and _users_call(sys._getframe(1), tracing, self.name):
+                return self.follower
+        if value is _MISSING:
+            raise AttributeError(f"module 'numpy' has no attribute {self.name!r}")
+        return value
+
+    def __set__(self, module, value) -> None:
+        module.__dict__[self.name] = value
+
+    def __delete__(self, module) -> None:
+        del module.__dict__[self.name]
 
 
-_ROOTS = _library_roots()
-# rulebridge's own modules that call the user's function on its behalf (jacobian's and
-# elementwise_grad's wrappers, check_grads' `at`): the user's code beyond them is still followed.
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-_CALLS_USER_CODE = frozenset(os.path.join(_PACKAGE, *path) for path in
-                             (("api.py",), ("boundary.py",), ("checking", "gradcheck.py")))
-_USER_FILE: dict[str, bool] = {}
-
-
-def _is_user_file(filename: str) -> bool:
-    user = _USER_FILE.get(filename)
-    if user is None:
-        if filename.startswith("<frozen"):
-            user = False
-        else:
-            path = os.path.realpath(filename) if not filename.startswith("<") else filename
-            user = path in _CALLS_USER_CODE or not path.startswith(_ROOTS)
-        _USER_FILE[filename] = user
-    return user
-
-
-def _tape_here():
-    """The tape to follow this call onto: the thread traces, and every frame between the caller
-    of the wrapper and the differentiated function's caller is the user's code. Else None."""
-    tracing = getattr(_here, "tracing", None)
-    if tracing is None:
-        return None
+def _users_call(frame, tracing, name: str) -> bool:
     tape, entry = tracing
-    frame = sys._getframe(3)  # the caller of _Follows.__call__, which called the wrapper
+    if tape.finished or not proven(frame, name, np):
+        return False
     while frame is not entry:
-        if frame is None or not _is_user_file(frame.f_code.co_filename):
-            return None
+        if frame is None or not is_user_code(frame.f_code):
+            return False
         frame = frame.f_back
-    return None if tape.finished else tape
+    return True
+
+
+_CLASSES: dict[type, type] = {}  # numpy's class -> the subclass that follows
+
+
+def _swap_class() -> None:
+    global _plain_class
+    plain = type(np)
+    if plain in _CLASSES.values():
+        return
+    following_class = _CLASSES.get(plain)
+    if following_class is None:
+        following_class = _CLASSES[plain] = type(plain.__name__, (plain,), {
+            "__slots__": (), "__module__": plain.__module__, **_LOOKUPS})
+    try:
+        np.__class__ = following_class
+    except TypeError:  # another library made numpy's class one that cannot be swapped
+        return
+    _plain_class = plain
+
+
+def _restore_class() -> None:
+    if _plain_class is not None and type(np) is _CLASSES.get(_plain_class):
+        np.__class__ = _plain_class
 
 
 # -- the wrappers ---------------------------------------------------------------------------------
@@ -226,7 +227,7 @@ def _allocator(name: str):
         dtype = kwargs["dtype"] if "dtype" in kwargs else args[1] if len(args) > 1 else None
         if not _inexact(dtype, None):
             return original(*args, **kwargs)
-        return tape.record(original, args, kwargs, guarded=False)
+        return _followed(tape, tape.record(original, args, kwargs, guarded=False))
 
     return _named(wrapper, original)
 
@@ -240,8 +241,8 @@ def _full(tape, original, args, kwargs):
     shape = kwargs["shape"] if "shape" in kwargs else args[0]
     order = kwargs.get("order", args[3] if len(args) > 3 else "C")
     if not _holds_box(fill_value):  # the shape the op's one argument, as for np.zeros
-        return tape.record(original, (shape,), {"fill_value": fill_value, "dtype": dtype,
-                                                "order": order}, guarded=False)
+        return _followed(tape, tape.record(original, (shape,), {
+            "fill_value": fill_value, "dtype": dtype, "order": order}, guarded=False))
     # A traced fill value: an empty buffer, then the recorded write of the value.
     if dtype is None:
         dtype = np.result_type(_primal(fill_value))
@@ -322,43 +323,32 @@ def _holds_box(value) -> bool:
     return False
 
 
-class _Follows:
-    """A function of the numpy module while a trace runs: calls `wrapper`, and is equal to (and
-    hashes as) NumPy's own function, so a table keyed by `np.sum` that a module imported during
-    a trace built with this in its place still finds NumPy's function (and the reverse)."""
+def _tape_here():
+    """The running trace's tape: a follower is only ever called by the call its lookup proved
+    to be the user's (see _Lookup), in this thread."""
+    tracing = getattr(_here, "tracing", None)
+    if tracing is None or tracing[0].finished:
+        return None
+    return tracing[0]
 
-    # A __dict__ rather than __slots__: a class's docstring and module occupy those names.
 
-    def __init__(self, wrapper, original) -> None:
-        self._call = wrapper
-        self.__wrapped__ = self.__rulebridge_original__ = original
-        self.__name__ = original.__name__
-        self.__qualname__ = getattr(original, "__qualname__", original.__name__)
-        self.__doc__ = original.__doc__
-        self.__module__ = "numpy"
-
-    def __call__(self, *args, **kwargs):
-        return self._call(*args, **kwargs)
-
-    def __eq__(self, other):
-        return other is self or other is self.__wrapped__
-
-    def __hash__(self) -> int:
-        return hash(self.__wrapped__)
-
-    def __getattr__(self, name):
-        return getattr(self.__wrapped__, name)
-
-    def __repr__(self) -> str:
-        return repr(self.__wrapped__)
+def _followed(tape, box):
+    """Note a buffer the tape follows (see `set_free`)."""
+    if type(box) is Traced:
+        tape.__dict__.setdefault("followed", []).append(box)
+    return box
 
 
 def _named(wrapper, original):
-    return _Follows(wrapper, original)
+    wrapper.__name__ = original.__name__
+    wrapper.__qualname__ = getattr(original, "__qualname__", original.__name__)
+    wrapper.__doc__ = original.__doc__
+    wrapper.__wrapped__ = wrapper.__rulebridge_original__ = original
+    return wrapper
 
 
-_WRAPPERS: dict[str, Callable] = {
-    **{name: _allocator(name) for name in ALLOCATORS},
-    **{name: _array_function(name) for name in ARRAY_FUNCTIONS},
-    **{name: _list_function(name) for name in LIST_FUNCTIONS},
+_LOOKUPS: dict[str, _Lookup] = {
+    **{name: _Lookup(name, _allocator(name)) for name in ALLOCATORS},
+    **{name: _Lookup(name, _array_function(name)) for name in ARRAY_FUNCTIONS},
+    **{name: _Lookup(name, _list_function(name)) for name in LIST_FUNCTIONS},
 }

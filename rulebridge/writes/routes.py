@@ -20,7 +20,6 @@ from ..errors import MutationError
 from ..rules.levels import primal
 from ..rules.rule import Rule, function_name
 from ..rules.signature import SpecInfo
-from .follow import numpy_as_is
 from .untake import NESTED_PULLBACKS, untake, untake_rule
 from .write import _refuse_nested, _write_rule, setitem
 
@@ -255,7 +254,6 @@ class Routes(Writes):
     refuse_ufunc_at = staticmethod(refuse_ufunc_at)
     engine_rule = staticmethod(engine_rule)
     nested_pullback = staticmethod(NESTED_PULLBACKS.get)
-    building_rules = staticmethod(numpy_as_is)
 
     def independent(self, rule) -> bool:
         return rule.function in _ALLOCATORS and rule.source == "rulebridge"

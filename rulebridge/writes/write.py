@@ -36,6 +36,7 @@ import numpy as np
 from .views import BASIC_INDEX, VIEWS, Aliases, describe
 from ..rules.conform import conform_cotangent
 from ..engine.constants import depends, shares_exported
+from ..engine.detached import is_free
 from ..engine.hooks import Effect, Effects
 from ..engine.tape import Op, Tape
 from ..errors import MutationError, TracingError
@@ -242,6 +243,8 @@ def setitem(box, index, value, what: str | None = None):
     aliases = state.aliases
     aliases.check(box, what, old if view else None)
     value_var, value_primal = None, value
+    if type(value) is type(box) and is_free(value):
+        value = value._value  # a buffer of an earlier call, set free: a constant here
     if type(value) is type(box):
         if value._tape is not tape:
             raise MutationError(f"{what}: the value comes from another differentiation")
