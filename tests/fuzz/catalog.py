@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import declared, settings, structure, writes
+from . import compiled, declared, settings, structure, writes
 
 
 def _distance_to(*kinks):
@@ -209,3 +209,4 @@ STEPS.update({f"structure.{name}": step for name, step in structure.STEPS.items(
 STEPS.update({f"write.{name}": step for name, step in writes.STEPS.items()})
 STEPS.update({f"config.{name}": step for name, step in settings.STEPS.items()})
 STEPS.update({f"config.declared.{name}": step for name, step in declared.STEPS.items()})
+STEPS.update({f"compiled.{name}": step for name, step in compiled.STEPS.items()})
