@@ -25,13 +25,13 @@ from .write import _refuse_nested, _write_rule, setitem
 
 _ndarray = np.ndarray
 
-PLAIN_BUFFER_FIX = ("allocate the buffer inside the differentiated code with np.zeros, np.empty, "
-                    "np.ones or np.full, which rulebridge follows while it traces (not a buffer "
-                    "made before the trace, by a library, through a name imported with "
-                    "`from numpy import zeros`, or with rulebridge.follow_plain_buffers(False)), "
-                    "or from a traced array: np.zeros_like(x), np.empty_like(x), "
-                    "np.ones_like(x), np.full_like(x, c), or np.zeros(shape, like=x) / "
-                    "np.empty(shape, like=x)")
+PLAIN_BUFFER_FIX = ("allocate the buffer inside the differentiated code by calling np.zeros(...), "
+                    "np.empty, np.ones or np.full there, which rulebridge follows while it "
+                    "traces (not a buffer made before the trace, by a library or compiled code, "
+                    "through another name such as `from numpy import zeros` or getattr, or with "
+                    "rulebridge.follow_plain_buffers(False)), or from a traced array: "
+                    "np.zeros_like(x), np.empty_like(x), np.ones_like(x), np.full_like(x, c), "
+                    "or np.zeros(shape, like=x) / np.empty(shape, like=x)")
 
 
 # -- in-place operators ---------------------------------------------------------------------------
