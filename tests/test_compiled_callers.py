@@ -62,6 +62,11 @@ PROGRAMS = {
             out[i] = a[i] * rng.normal()
         return np.sum(out ** 2) + np.sum(np.random.default_rng(5).random(5) * out)
     """,
+    "compiled_call_among_a_followed_calls_arguments": """
+        buf = np.zeros(np.shape(np.random.default_rng(0).normal(size=len(a))))
+        buf[:] = np.sin(a)
+        return np.sum(buf * a)
+    """,
     "numpy_c_functions": """
         k = np.array([0.2, 0.5, 0.3])
         c = np.convolve(k, k)
