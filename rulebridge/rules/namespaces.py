@@ -59,9 +59,8 @@ def dispatched_functions(namespace: str) -> list[tuple[str, Callable]]:
         if name.startswith("_"):
             continue
         function = getattr(module, name, None)
-        # While a trace follows plain buffers, some of numpy's attributes are wrappers
-        # (rulebridge/writes/follow.py): the function is the one they wrap.
-        function = getattr(function, "__rulebridge_original__", function)
+        # (While a trace follows plain buffers, this lookup is not the user's: it gets NumPy's
+        # own function, rulebridge/writes/follow.py.)
         if callable(function) and not isinstance(function, type) and dispatches(function):
             found.append((name, function))
     found.sort(key=lambda pair: pair[0] != getattr(pair[1], "__name__", pair[0]))  # stable

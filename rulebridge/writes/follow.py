@@ -170,8 +170,8 @@ class _Lookup:
 
 def _users_call(frame, tracing, name: str) -> bool:
     tape, entry = tracing
-    if tape.finished or not proven(frame, name, np):
-        return False
+    if tape.finished or not is_user_code(frame.f_code) or not proven(frame, name, np):
+        return False  # (a library's lookup is refused by the cheaper test first)
     while frame is not entry:
         if frame is None or not is_user_code(frame.f_code):
             return False
