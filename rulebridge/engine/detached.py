@@ -3,10 +3,10 @@ function returned, and that something still references (a dict, a global, the re
 
 Such a buffer is what `np.zeros(n)` would have been without rulebridge, so using it after the
 call must work as a plain array would, not raise that a traced value escaped. `set_free` gives
-the box a copy of its memory (the tape's sweep may still undo and redo its recorded writes in
-the original) and `FREE` as its tape: every NumPy function, operator, index and write on it then
-computes on that array, NumPy's own results, plain arrays out; `np.asarray` of it is the array
-itself. In a later trace it is a constant: `live * free` records the product with the plain
+the box `FREE` as its tape, and a copy of its memory when the tape wrote into arrays (its sweep,
+which a pullback may run later, undoes and redoes those writes in the original): every NumPy
+function, operator, index and write on it then computes on that array, NumPy's own results,
+plain arrays out; `np.asarray` of it is the array itself. In a later trace it is a constant: `live * free` records the product with the plain
 array, and writing a traced value into it raises, as writing one into any plain array does.
 Only the followed allocations themselves are set free (not values computed from them), and
 only when they are still referenced from outside the tape.
@@ -134,5 +134,7 @@ def set_free(tape, boxes: list) -> None:
             continue
         if value is None or box._tape is not tape:
             continue
-        box._value = np.copy(value, order="K") if type(value) is np.ndarray else value
+        if tape.effects is not None and type(value) is np.ndarray:
+            value = np.copy(value, order="K")  # the sweep may undo and redo writes in it
+        box._value = value
         box._tape = FREE

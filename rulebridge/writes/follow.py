@@ -29,9 +29,9 @@ Not followed: names bound before the trace (`from numpy import zeros`), `getattr
 other libraries make, integer and boolean buffers (they carry no gradient).
 
 A followed buffer that never received a traced value and is still referenced when the function
-returns (kept in a dict, a global, returned) is set free: its box gets a copy of its memory and
-computes as a plain array from then on (rulebridge/engine/detached.py), so using it after the
-call works instead of raising that a traced value escaped.
+returns (kept in a dict, a global, returned) is set free: its box computes as a plain array
+from then on (rulebridge/engine/detached.py), on a copy of its memory when the tape wrote, so
+using it after the call works instead of raising that a traced value escaped.
 
 Switch it off with `follow_plain_buffers(False)` or RULEBRIDGE_FOLLOW_PLAIN_BUFFERS=0.
 """
