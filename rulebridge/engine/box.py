@@ -42,7 +42,8 @@ class Traced(Box):
     `TracingError` instead of silently cutting the gradient. Users never make one.
     """
 
-    __slots__ = ("_value", "_var", "_tape")
+    # __weakref__: the buffers a trace follows are noted by weak reference (engine/detached.py)
+    __slots__ = ("_value", "_var", "_tape", "__weakref__")
     __array_priority__ = 1000.0
     __hash__ = None  # like ndarray
 

@@ -14,16 +14,11 @@ only when they are still referenced from outside the tape.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from ..errors import MutationError
 from .box import Traced
 from .constants import constant_value
-
-_UNREFERENCED = 2  # getrefcount's own argument and the loop's name
-
 
 class _Free:
     """The tape of boxes set free: calls on them compute on their plain arrays."""
@@ -121,12 +116,12 @@ def _live_tape(values):
     return None
 
 
-def set_free(tape, boxes: list) -> None:
-    """Set free each of `boxes` (followed buffers of `tape`, whose function has returned) that
-    holds no traced value and is referenced from outside the tape."""
-    while boxes:
-        box = boxes.pop()
-        if sys.getrefcount(box) <= _UNREFERENCED:
+def set_free(tape, buffers: list) -> None:
+    """Set free each of `buffers` (weak references to followed buffers of `tape`, whose function
+    has returned) that is still alive, so referenced from somewhere, and holds no traced value."""
+    for reference in buffers:
+        box = reference()
+        if box is None:
             continue
         try:
             value = constant_value(box)

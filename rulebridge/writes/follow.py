@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import types
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -333,9 +333,10 @@ def _tape_here():
 
 
 def _followed(tape, box):
-    """Note a buffer the tape follows (see `set_free`)."""
+    """Note a buffer the tape follows (see `set_free`), by weak reference: one the function
+    drops is freed as NumPy would free it."""
     if type(box) is Traced:
-        tape.__dict__.setdefault("followed", []).append(box)
+        tape.__dict__.setdefault("followed", []).append(weakref.ref(box))
     return box
 
 
