@@ -6,10 +6,11 @@ call must work as a plain array would, not raise that a traced value escaped. `s
 the box `FREE` as its tape, and a copy of its memory when the tape wrote into arrays (its sweep,
 which a pullback may run later, undoes and redoes those writes in the original): every NumPy
 function, operator, index and write on it then computes on that array, NumPy's own results,
-plain arrays out; `np.asarray` of it is the array itself. In a later trace it is a constant: `live * free` records the product with the plain
-array, and writing a traced value into it raises, as writing one into any plain array does.
-Only the followed allocations themselves are set free (not values computed from them), and
-only when they are still referenced from outside the tape.
+plain arrays out; `np.asarray` of it is the array itself. In a later trace it is a constant:
+`live * free` records the product with the plain array, and writing a traced value into it
+raises, as writing one into any plain array does. Only the followed allocations themselves are
+set free (not values computed from them), and only those still alive: the tape notes them by
+weak reference.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ TEMPLATES = {
     "random_state": "{{out}} = np.sin({a}) * np.random.RandomState({seed}).uniform("
                     "size=np.shape({a})).astype({a}.dtype)",
     "ndimage": "import scipy.ndimage\n"
-               "{{out}} = {a} * scipy.ndimage.gaussian_filter(" + _FLAT + ", 1.0).astype({a}.dtype)",
+               "{{out}} = {a} * scipy.ndimage.gaussian_filter(" + _FLAT + ", 1.0)"
+               ".astype({a}.dtype)",
     "special": "import scipy.special\n"
                "{{out}} = {a} * scipy.special.gammaln(" + _FLAT + " + 1.0).astype({a}.dtype)",
     "cython_sosfilt": "import scipy.signal\n"
