@@ -184,16 +184,23 @@ def vjp(f: Callable[..., Any], *args: Any, has_aux: bool = False,
         With `has_aux` only: aux's values.
     """
     with collector_paused:
-        call = Call(f, args, {}, range(len(args)), has_aux, source, strict=False)
-    structure, values, aux = call.structure, call.values, call.aux
+        call = Call(f, args, {}, range(len(args)), has_aux, source, strict=False, own=True)
+    # The pullback outlives this call: what the caller gets is its own (a copy where the tape
+    # may read it), and the arguments' memory, which the tape reads, is sealed.
+    run, structure, variables, aux = call.run, call.structure, call.variables, call.aux
+    values = run.owned(call.values, [var is not None for var in variables])
     y = structure.unflatten(values)
-    call.run.tape.shed_large_values()
+    run.tape.shed_large_values()
+    sealed = run.seal()
 
     def pullback(ybar: Any) -> tuple[Any, ...]:
         ybars = [ybar] if structure is LEAF else structure.flatten_up_to(ybar, "ybar")
-        seeds = seeds_of(f, structure, values, call.variables, ybars)
+        seeds = seeds_of(f, structure, values, variables, ybars)
+        run.check_sealed(sealed, "was called")
         with collector_paused:
-            return call.gradients(seeds, ybar, y, aux)
+            grads = call.gradients(seeds, ybar, y, aux)
+        run.check_sealed(sealed, "ran while the caller wrote")  # another thread
+        return grads
 
     return (y, pullback, aux) if has_aux else (y, pullback)
 

@@ -20,7 +20,8 @@ from .engine.box import Traced
 from .engine.detached import is_free, plain
 from .engine.sweep import backward
 from .engine.tape import Tape
-from .errors import ArgumentError, NestedDifferentiationError, UsageError
+from .engine.protect import frozen_copy, same
+from .errors import ArgumentError, MutationError, NestedDifferentiationError, UsageError
 from .rules.levels import primal
 from .rules.registry import REGISTRY
 from .rules.signature import is_differentiable
@@ -99,16 +100,17 @@ class Run:
         finally:
             tape.close()
 
-    def split_aux(self) -> Any:
+    def split_aux(self, own: bool = False) -> Any:
         """For has_aux=True: `f` returned `(output, aux)`; keep the output, return aux's
-        values (no gradient flows through aux, as in JAX)."""
+        values (no gradient flows through aux, as in JAX); with `own`, as `owned` makes
+        them."""
         result = self.result
         if type(result) not in (tuple, list) or len(result) != 2:
             raise UsageError(f"has_aux=True: {name_of(self.f)} must return a pair (output, aux), "
                              f"but it returned {describe(result)}.",
                              fix="return out, aux  # or drop has_aux")
         self.result, aux = result
-        return self.unbox(aux)
+        return self.unbox(aux, own)
 
     def outputs(self) -> tuple[Structure, list, list]:
         """`(structure, values, variables)` of the result: each leaf's value, and its tape
@@ -133,7 +135,7 @@ class Run:
                   for v, var in zip(values, variables)]
         return structure, values, list(variables)
 
-    def unbox(self, tree: Any) -> Any:
+    def unbox(self, tree: Any, own: bool = False) -> Any:
         leaves, structure = tree_flatten(tree)
         if not any(type(leaf) is Traced for leaf in leaves):
             return tree
@@ -141,8 +143,48 @@ class Run:
         for leaf in leaves:
             if type(leaf) is Traced and leaf._tape.level > self.tape.level:
                 raise nested(None)
-        return structure.unflatten([self.tape.protected.unprotected(leaf._value)
-                                    if type(leaf) is Traced else leaf for leaf in leaves])
+        values = [self.tape.protected.unprotected(leaf._value) if type(leaf) is Traced else leaf
+                  for leaf in leaves]
+        if own:
+            values = self.owned(values, [type(leaf) is Traced for leaf in leaves])
+        return structure.unflatten(values)
+
+    # -- a pullback that outlives the call (vjp) -----------------------------------------------
+
+    def owned(self, values: list, traced: list) -> list:
+        """Traced values as the caller receives them when a pullback outlives the call: each
+        array a copy of its own, since the tape's pullbacks may read the array itself (exp's
+        reads its output) and the caller may write into what it gets (`r -= data`). A value
+        that is the caller's own argument (f returned it) stays the caller's."""
+        arguments = {id(leaf) for arg in self.traced.values() for leaf in arg.leaves}
+        return [np.array(v, copy=True) if t and type(v) is _ndarray and id(v) not in arguments
+                else v for v, t in zip(values, traced)]
+
+    def seal(self) -> list:
+        """Each traced argument array as it is now, copied, with its name: a pullback that
+        outlives the call reads the caller's memory (the program's writes into an argument are
+        the caller's, so the tape holds no copy of it), which `check_sealed` verifies."""
+        sealed = []
+        for i, arg in self.traced.items():
+            names = ([f"argument {i}"] if arg.structure is LEAF
+                     else arg.structure.paths(f"argument {i} "))
+            for name, leaf, var in zip(names, arg.leaves, arg.variables):
+                if var is not None and type(leaf) is _ndarray:
+                    sealed.append((name, leaf, frozen_copy(leaf)))
+        return sealed
+
+    def check_sealed(self, sealed: list, when: str) -> None:
+        """Raise MutationError naming each sealed argument whose bytes changed."""
+        changed = [(name, leaf) for name, leaf, copy in sealed if not same(leaf, copy)]
+        if changed:
+            raise MutationError(
+                f"the pullback of {name_of(self.f)} {when}: "
+                f"{', '.join(name for name, _ in changed)} ({describe(changed[0][1])}) was "
+                "changed in place after vjp returned (x[i] = ..., x -= ..., or a write through a "
+                "view of it or its base). The pullback differentiates at the values the forward "
+                "saw and reads them from that array, so it would give the derivative at the new "
+                "values. Call the pullback before changing it, or pass a copy: "
+                "rulebridge.vjp(f, x.copy()).")
 
     def sweep(self, seeds: dict[int, Any]) -> dict[int, Any]:
         """The cotangents of the tape's inputs for these output seeds; may run again."""

@@ -25,10 +25,10 @@ class Call:
     __slots__ = ("run", "positions", "aux", "structure", "values", "variables")
 
     def __init__(self, f, args: tuple, kwargs, positions, has_aux: bool, source,
-                 strict: bool = True) -> None:
+                 strict: bool = True, own: bool = False) -> None:
         self.positions = tuple(positions)
         self.run = run = Run(f, args, kwargs, self.positions, strict, source)
-        self.aux = run.split_aux() if has_aux else None
+        self.aux = run.split_aux(own) if has_aux else None  # own: as Run.owned makes them
         self.structure, self.values, self.variables = run.outputs()
 
     def gradients(self, seeds: dict, *held: Any) -> tuple:

@@ -153,7 +153,9 @@ EXAMPLES = [
             "    return np.sum(u)\n"
             "rb.grad(f)(np.ones(3))",
             "An in-place write the tape cannot represent exactly (repeated indices, ufunc.at, "
-            "np.put, an alias the tape cannot follow).",
+            "np.put, an alias the tape cannot follow), or a `vjp` pullback called after one of "
+            "its arguments was changed in place (it names the argument: call the pullback "
+            "first, or pass a copy).",
             "Write through the array you read afterwards, or build the result functionally "
             "(np.where, np.concatenate)."),
     Example(rb.ReplayError,

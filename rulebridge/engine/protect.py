@@ -15,6 +15,16 @@ A plain (untraced) argument that shares memory with a traced one (`grad(f)(a, a)
 through it would change the traced argument behind the tape's back, which no recorded history
 can follow, so NumPy refuses it and `plain_write_refused` says why. Only calls with such an
 argument pay for the check (one `np.shares_memory` per pair of arrays, once per call).
+
+What a pullback reads is what the forward saw. A plain ndarray an op reads (a closure constant,
+an index array, a mask, a plain argument, an array in a list or a keyword) is recorded as
+`CallersArrays.constant` makes it: a read-only copy of it as it was when the op ran, since its
+owner may write into it later through any name (inside the differentiated code too). Copies are
+kept per array and reused while the array still holds the same bytes, so a loop that reads one
+constant a thousand times keeps one copy. The traced arguments are not copied (the program's own
+writes into them must reach the caller, as NumPy would make them); where a pullback outlives the
+call (`vjp`), rulebridge/boundary.py seals them (`sealed`) and the pullback refuses to run on an
+argument whose bytes changed since (`changed`), naming it.
 """
 
 from __future__ import annotations
@@ -48,13 +58,51 @@ def is_read_only_write(exc: BaseException) -> bool:
 
 
 class CallersArrays:
-    """Per tape: the read-only view each traced argument is boxed as, and the caller's array."""
+    """Per tape: the read-only view each traced argument is boxed as, and the caller's array;
+    the copies of the plain arrays its ops read."""
 
-    __slots__ = ("views", "shielded")
+    __slots__ = ("views", "shielded", "copies")
 
     def __init__(self) -> None:
         self.views: dict[int, tuple] = {}  # id(view) -> (view, the caller's array)
         self.shielded: list[str] = []  # the plain arguments `shield` made read-only, named
+        # id(array) -> (array, its read-only copy); a copy maps to itself. The array is kept
+        # alive, so its id stays its own while the tape lives.
+        self.copies: dict[int, tuple] = {}
+
+    def constant(self, array: np.ndarray) -> np.ndarray:
+        """What an op records in place of the plain ndarray `array` it reads: a read-only copy
+        of it as it is now, made once and reused while `array` holds the same bytes."""
+        pair = self.copies.get(id(array))
+        if pair is not None and pair[0] is array:
+            if pair[1] is array or same(array, pair[1]):
+                return pair[1]
+        copy = frozen_copy(array)
+        self.copies[id(array)] = (array, copy)
+        self.copies[id(copy)] = (copy, copy)
+        return copy
+
+    def constants_in(self, value: Any) -> Any:
+        """`value` (an argument or keyword of an op) with each plain ndarray in it, also inside
+        tuples and lists (an index, a list of arrays), replaced by `constant`'s copy; a list is
+        always a new one (its owner may change it, `x[idx]` with `idx` a list)."""
+        if type(value) is _ndarray:
+            return self.constant(value)
+        if type(value) is list:
+            return [self.constants_in(item) for item in value]
+        if type(value) is tuple and value:
+            items = [self.constants_in(item) for item in value]
+            if any(a is not b for a, b in zip(items, value)):
+                return tuple(items)
+        return value
+
+    def constant_keywords(self, kwargs: dict) -> dict:
+        """`kwargs` with `constants_in` applied to each value (the same dict when none holds an
+        array)."""
+        for name, value in kwargs.items():
+            if type(value) is _ndarray or type(value) is tuple or type(value) is list:
+                return {k: self.constants_in(v) for k, v in kwargs.items()}
+        return kwargs
 
     def shield(self, array: np.ndarray, name: str) -> np.ndarray:
         """`array`, a plain argument (or a leaf of one) of the differentiated function, as the
@@ -127,6 +175,43 @@ class _Memory:
         interface["data"] = (interface["data"][0], False)
         self.__array_interface__ = interface
         self.base = base
+
+
+def frozen_copy(array: np.ndarray) -> np.ndarray:
+    """A read-only copy of `array` in its own layout (NumPy's results, to the bit, do not
+    depend on which copy a function reads). A broadcast array (a zero stride) is copied as the
+    one element per broadcast axis it holds, and broadcast again."""
+    if 0 in array.strides and array.size > 1:
+        compact = array[_compact_index(array)]
+        copy = np.broadcast_to(compact.copy(order="K"), array.shape)  # read-only
+    else:
+        copy = array.copy(order="K")
+        copy.flags.writeable = False
+    return copy
+
+
+def _compact_index(array: np.ndarray) -> tuple:
+    return tuple(slice(0, 1) if stride == 0 else slice(None) for stride in array.strides)
+
+
+_SMALL_BYTES = 4096
+
+
+def same(array: np.ndarray, copy: np.ndarray) -> bool:
+    """Does `array` hold exactly the bytes of `copy` (`frozen_copy` of it, or an earlier copy of
+    an array of its shape and dtype)? Byte for byte, so NaN equals itself and -0.0 is not 0.0."""
+    if array.shape != copy.shape or array.dtype != copy.dtype:
+        return False
+    if 0 in copy.strides and copy.size > 1:
+        index = _compact_index(copy)
+        array, copy = array[index], copy[index]
+    if array.nbytes <= _SMALL_BYTES or array.dtype.kind not in "biufc":
+        return array.tobytes() == copy.tobytes()
+    size = array.dtype.itemsize
+    word = np.uint64 if size % 8 == 0 else np.uint32 if size % 4 == 0 else \
+        np.uint16 if size % 2 == 0 else np.uint8
+    order = "K" if array.strides == copy.strides else "C"  # one element order for both
+    return bool(np.array_equal(np.ravel(array, order).view(word), np.ravel(copy, order).view(word)))
 
 
 def _owner(array):

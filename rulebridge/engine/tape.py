@@ -184,10 +184,12 @@ class Tape:
                         items, item_vars = self._unbox_sequence(function, a)
                         if items is None:  # it holds a box of a higher level
                             return top_tape(self, args).record(function, args, kwargs, guarded)
-                        a = type(a)(items)
+                        a = self.protected.constants_in(type(a)(items))
                         inputs.append(item_vars)
                     else:
                         inputs.append(None)
+                        if type(a) is _ndarray or type(a) is tuple or type(a) is list:
+                            a = self.protected.constants_in(a)  # what the forward saw: protect.py
                     values.append(a)
                     if key is not None:
                         if type(a) is _ndarray:
@@ -241,6 +243,8 @@ class Tape:
         and per call shape with one."""
         shape = None if key is None else call_shape(function, key, values, kwargs)
         known = self.rules.get(shape)  # a Spelling (never stored under None)
+        if kwargs:  # an array passed by keyword is a constant the forward saw: protect.py
+            kwargs = self.protected.constant_keywords(kwargs)
         if known is not None:
             args, kwargs = known.apply(values, kwargs)
             return known.rule, args, kwargs, inputs + (None,) * len(known.moved)

@@ -235,6 +235,7 @@ def setitem(box, index, value, what: str | None = None):
     if type(box._value) is type(box) or (type(value) is type(box) and (
             value._tape is not tape or type(value._value) is type(box))):
         _refuse_nested(what, index, box)
+    index = tape.protected.constants_in(index)  # the sweep restores where the write wrote
     state = tape.effects or MutationState(tape, type(box))
     target = box._value
     what = Described(what, index, target)
