@@ -292,3 +292,37 @@ def test_a_list_index_changed_after_vjp_and_one_changed_inside_a_write(source):
     y, pullback = rb.vjp(make(), x, source=source)
     np.testing.assert_allclose(pullback(1.0)[0], central_difference(lambda a: make()(a), (x,)),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [3, 1000], ids=["small", "large"])  # large: compared by words
+def test_a_constant_reshaped_or_rewritten_between_reads_is_read_as_it_was_each_time(n):
+    def make():
+        c = np.linspace(-1.0, 1.0, 2 * n)
+        c[0] = np.nan if n > 3 else -0.0  # compared byte for byte: NaN is itself, -0.0 is not 0.0
+
+        def f(x):
+            y = np.sum(np.sin(x) * np.nan_to_num(c[:n]))
+            c[0] = 0.0  # -0.0 to 0.0, or NaN to 0.0: other bytes, the same == for -0.0
+            c[1] += 0.5
+            y = y + np.sum(x * np.copysign(1.0, c[:n]))
+            c.shape = (2, n)  # in place: the same bytes, another shape
+            return y + np.sum(x * c[1])
+
+        return f
+
+    x = np.linspace(0.1, 0.9, n)
+    g = rb.grad(make())(x)
+    np.testing.assert_allclose(g, central_difference(lambda a: make()(a), (x,)), rtol=1e-6,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_broadcast_constant_whose_base_is_written_after_vjp(source):
+    c = np.array([1.0, 2.0])
+    b = np.broadcast_to(c, (3, 2))  # read-only, but its memory is c's
+    x = np.linspace(0.1, 0.6, 6).reshape(3, 2)
+    f = lambda a: np.sin(a) * b  # noqa: E731
+    _, pullback = rb.vjp(f, x, source=source)
+    expected = _vjp_reference(f, x, np.ones((3, 2)))
+    c[0] = 40.0
+    np.testing.assert_allclose(pullback(np.ones((3, 2)))[0], expected, rtol=1e-6)

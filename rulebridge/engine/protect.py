@@ -66,20 +66,30 @@ class CallersArrays:
     def __init__(self) -> None:
         self.views: dict[int, tuple] = {}  # id(view) -> (view, the caller's array)
         self.shielded: list[str] = []  # the plain arguments `shield` made read-only, named
-        # id(array) -> (array, its read-only copy); a copy maps to itself. The array is kept
-        # alive, so its id stays its own while the tape lives.
+        # id(array) -> (array, its read-only copy, (bytes, shape) when small); a copy maps to
+        # itself. The array is kept alive, so its id stays its own while the tape lives.
         self.copies: dict[int, tuple] = {}
 
     def constant(self, array: np.ndarray) -> np.ndarray:
         """What an op records in place of the plain ndarray `array` it reads: a read-only copy
-        of it as it is now, made once and reused while `array` holds the same bytes."""
+        of it as it is now, made once and reused while `array` holds the same bytes (and has
+        the same shape and dtype: `x.shape = ...` changes them in place)."""
         pair = self.copies.get(id(array))
         if pair is not None and pair[0] is array:
-            if pair[1] is array or same(array, pair[1]):
-                return pair[1]
+            copy = pair[1]
+            if copy is array:
+                return copy
+            small = pair[2]  # (bytes, shape) of a small array: one tobytes() per check
+            if small is not None:
+                if (array.tobytes() == small[0] and array.shape == small[1]
+                        and array.dtype is copy.dtype):
+                    return copy
+            elif same(array, copy):
+                return copy
         copy = frozen_copy(array)
-        self.copies[id(array)] = (array, copy)
-        self.copies[id(copy)] = (copy, copy)
+        small = (copy.tobytes(), copy.shape) if copy.nbytes <= _SMALL_BYTES else None
+        self.copies[id(array)] = (array, copy, small)
+        self.copies[id(copy)] = (copy, copy, None)
         return copy
 
     def constants_in(self, value: Any) -> Any:
@@ -186,7 +196,7 @@ def frozen_copy(array: np.ndarray) -> np.ndarray:
         copy = np.broadcast_to(compact.copy(order="K"), array.shape)  # read-only
     else:
         copy = array.copy(order="K")
-        copy.flags.writeable = False
+        copy.setflags(write=False)
     return copy
 
 

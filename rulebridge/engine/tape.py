@@ -188,8 +188,10 @@ class Tape:
                         inputs.append(item_vars)
                     else:
                         inputs.append(None)
-                        if type(a) is _ndarray or type(a) is tuple or type(a) is list:
-                            a = self.protected.constants_in(a)  # what the forward saw: protect.py
+                        if type(a) is _ndarray:  # what the forward saw: protect.py
+                            a = self.protected.constant(a)
+                        elif type(a) is tuple or type(a) is list:
+                            a = self.protected.constants_in(a)
                     values.append(a)
                     if key is not None:
                         if type(a) is _ndarray:
