@@ -4,9 +4,17 @@ differences (Richardson-extrapolated), at the tolerance of the program's dtype.
 Outcomes: "pass"; "error" (rulebridge refused with one of its own errors: allowed, counted);
 "inconclusive" (two step sizes disagree: the point is too close to a kink for finite
 differences to decide). Anything else, a wrong number above all, is a failure: `Mismatch`.
+
+Every other program is also run through `vjp`, and before its pullback runs the caller writes in
+place into what it holds: the returned output, the program's constants (its closure: float
+constants, index arrays, masks) and, for some programs, an input. The pullback must still give
+the derivative at the values the forward saw, or refuse a changed input with MutationError
+(`late_reads`).
 """
 
 from __future__ import annotations
+
+import zlib
 
 import numpy as np
 
@@ -49,15 +57,69 @@ def _run(program: Program, source: str | None) -> str:
             raise Mismatch(f"argument x{i} after the call differs from NumPy's: {x!r}, {after!r}")
         if isinstance(x, np.ndarray) and (np.shares_memory(g, x) or not g.flags.writeable):
             raise Mismatch(f"the gradient of x{i} shares memory with it or is read-only")
-    return compare(program, grads)
+    outcome = compare(program, grads)
+    if zlib.crc32(program.source.encode()) % 2 == 0:
+        late_reads(program, source)
+    return outcome
+
+
+# The vjp is of exp(program * W): exp's pullback reads its own output, which the caller writes.
+W = np.array([0.05, -0.03, 0.02])
+YBAR = np.array([1.0, 2.0, -1.0])
+
+
+def late_reads(program: Program, source: str | None) -> None:
+    """vjp, then in-place writes into the output, the constants and perhaps an input, then the
+    pullback: the gradient at the original values, or MutationError for a changed input."""
+    f = program.function()
+    for name in program.consts:  # its own copies (int and bool constants are shared)
+        f.__globals__[name] = np.copy(f.__globals__[name])
+    w = W.copy()
+    xs = [_copy(x) for x in program.inputs]
+    try:
+        y, pullback = rb.vjp(lambda *a: np.exp(f(*a) * w), *xs, source=source)
+    except rb.RulebridgeError:
+        return
+    rng = np.random.default_rng(zlib.crc32(program.source.encode()))
+    y *= 3.0
+    w += 1.0
+    for name in program.consts:  # the function's own copies, as a closure holds them
+        _scramble(f.__globals__[name])
+    arrays = [i for i, x in enumerate(xs) if isinstance(x, np.ndarray) and x.size]
+    changed = arrays and rng.random() < 0.3
+    if changed:
+        xs[arrays[0]] += 0.25
+    try:
+        grads = pullback(YBAR.astype(y.dtype))
+    except rb.MutationError:
+        if changed:
+            return
+        raise Mismatch("the pullback refused, but no input was changed") from None
+    except rb.RulebridgeError:
+        return  # a rule refused at the sweep (allowed, as for grad)
+    if changed:
+        raise Mismatch("an input was changed after vjp, and the pullback still ran")
+    f64 = program.function(np.float64)
+    compare(program, grads, lambda *a: np.sum(np.exp(f64(*a) * W) * YBAR))
+
+
+def _scramble(value: np.ndarray) -> None:
+    """Change a constant in place, keeping it valid: floats move, masks flip, indices reverse."""
+    if value.dtype.kind == "f":
+        value += 1.5
+    elif value.dtype.kind == "b":
+        np.logical_not(value, out=value)
+    else:
+        value[...] = value[::-1].copy()
 
 
 def _copy(x):
     return np.copy(x) if isinstance(x, np.ndarray) else x
 
 
-def compare(program: Program, grads) -> str:
-    f64 = program.function(np.float64)
+def compare(program: Program, grads, f64=None) -> str:
+    """`grads` against central differences of the program in float64 (or of `f64`)."""
+    f64 = f64 or program.function(np.float64)
     xs = program.inputs_as(np.float64)
     rng = np.random.default_rng(len(program.source))
     rtol = TOLERANCE[program.dtype]
