@@ -28,6 +28,7 @@ from .errors import (AdapterError, AdapterWarning, ArgumentError, Declined, Grad
                      UnverifiedRuleError, UsageError)
 from .flat import flatten
 from .higher import hessian, hvp, jacrev
+from .forward import jacfwd, jvp, linearize
 from .import_rule import import_rule
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
@@ -205,7 +206,8 @@ __all__ = [
     "check_on_first_use", "check_rule", "conform_cotangent", "debug", "debug_enabled",
     "decline_unsupported", "dispatched_functions", "dispatches", "follow_plain_buffers",
     "format_signature", "format_spec", "function_name", "grad", "hermitian_from_triangle",
-    "import_rule", "is_differentiable", "key_of", "lookup", "Lookup", "rule_for", "Verdict",
+    "import_rule", "is_differentiable", "jacfwd", "jvp", "key_of", "linearize", "lookup",
+    "Lookup", "rule_for", "Verdict",
     "lower_triangle_cotangent", "measure_rules", "one_triangle_call", "parse_signature",
     "prefer", "reads_one_triangle", "register_adapter", "rules", "signature_of", "spec_of",
     "spelled_for", "trace", "triangle_read", "trust", "value_and_grad", "vjp",

@@ -67,6 +67,12 @@ class Wrapped(Rule):
         chosen, inner = residuals
         return chosen.used(self.policy.chosen_residuals(inner))
 
+    def chosen(self, residuals: Any) -> tuple[Rule, Any]:
+        if self.policy is None or self.policy.passes_through:
+            return self, residuals
+        chosen, inner = residuals
+        return chosen.chosen(inner)
+
 
 def wrap(rule: Rule, policy: Policy, **changes: Any) -> Wrapped:
     """`rule` behind `policy`: a `Wrapped` with `rule`'s fields (or `changes` to them).

@@ -31,6 +31,10 @@ class Effect:
     def undo(self) -> None:
         raise NotImplementedError
 
+    def redo(self) -> None:
+        """Write again what `undo` restored (forward mode passes the op in program order)."""
+        raise NotImplementedError
+
 
 class Effects:
     """Per-tape state of the writes recorded on it (see the module's docstring)."""
@@ -47,6 +51,11 @@ class Effects:
 
     def end_sweep(self) -> None:
         """Redo every write the sweep undid, also after a pullback raised."""
+
+    def begin_forward(self) -> None:
+        """Before a forward sweep (rulebridge/forward): undo every write, last first, so that
+        each op's pushforward sees the memory its forward saw; the forward sweep redoes each
+        write as it passes it, and `end_sweep` whatever an error left undone."""
 
 
 class Writes:

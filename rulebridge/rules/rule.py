@@ -9,6 +9,7 @@ from .signature import Signature, format_signature
 
 Forward = Callable[[tuple, dict], "tuple[Any, Any]"]
 Pullback = Callable[[Any, Any, "tuple[int, ...]"], tuple]
+Pushforward = Callable[[Any, tuple, "tuple[int, ...]"], Any]
 
 
 def function_name(function: Callable) -> str:
@@ -123,8 +124,9 @@ class Rule:
     """A forward and a pullback for `function` at one concrete `signature`, with its provenance.
 
     `forward(args, kwargs) -> (output, residuals)`;
-    `pullback(residuals, output_cotangent, argnums) -> one cotangent (or None) per argnum`.
-    See docs/adapter-contract.md.
+    `pullback(residuals, output_cotangent, argnums) -> one cotangent (or None) per argnum`;
+    optionally `jvp(residuals, tangents, argnums) -> the output's tangent`, the pushforward
+    forward mode uses. See docs/adapter-contract.md.
     """
 
     function: Callable
@@ -150,6 +152,15 @@ class Rule:
     # (the others are constants at their values). `forward` must mean the same with every
     # differentiable argument traced.
     traced_forward: Callable[[tuple, Any, tuple], tuple] | None = None
+    # Optional: the pushforward, `jvp(residuals, tangents, argnums) -> output tangent`, with one
+    # tangent per entry of `argnums` (each of its argument's shape and dtype; a list argument's
+    # a list, zeros for its untraced items) and the residuals `forward` made. It returns the
+    # output's tangent, or for several outputs a tuple with one per output (None: zero, or an
+    # output that carries no derivative), each of its output's shape and dtype. Forward mode
+    # (rulebridge.jvp, jacfwd, linearize) checks it against central differences of `function`
+    # at the first inputs of each key before trusting it; a rule without one is pushed forward
+    # through its pullback, which is linear (rulebridge/forward/transpose.py).
+    jvp: Pushforward | None = None
 
     @property
     def missing(self) -> bool:
@@ -164,6 +175,11 @@ class Rule:
         """The rule whose pullback runs on `residuals`, which this rule's forward made: itself
         (a rule that stands for others, like the check at first use, names the one it chose)."""
         return self
+
+    def chosen(self, residuals: Any) -> "tuple[Rule, Any]":
+        """`(rule, residuals)`: the rule that made `residuals` and its own residuals (`used`, with
+        the residuals that rule's pullback and pushforward take)."""
+        return self, residuals
 
     def describe(self) -> str:
         return f"{self.name}{format_signature(self.signature)} from {self.source}"

@@ -159,14 +159,16 @@ def engine_rule(function, signature) -> Rule | None:
     provides them. Raises MutationError for NumPy functions that write into an argument."""
     if function in _ALLOCATORS:
         return Rule(function, signature, _allocate(function), _allocation_pullback(function),
-                    source="rulebridge", notes="engine: a new buffer")
+                    source="rulebridge", notes="engine: a new buffer",
+                    jvp=_allocation_pushforward(function))
     if function is operator.setitem:
         return _write_rule(signature)
     if function is untake:
         return untake_rule(signature)
     if function is np.copy:
         return Rule(function, signature, _allocate(function), _copy_pullback, source="rulebridge",
-                    notes="engine: a copy, which the fix for aliasing errors relies on")
+                    notes="engine: a copy, which the fix for aliasing errors relies on",
+                    jvp=_copy_pushforward)
     fix = _IN_PLACE.get(function)
     if fix is not None:
         raise MutationError(f"{function_name(function)} writes into its argument in place, which "
@@ -223,6 +225,20 @@ def _allocate(function):
 
 def _copy_pullback(residuals, g, argnums):
     return (g,)  # the identity: same shape and dtype
+
+
+def _copy_pushforward(residuals, tangents, argnums):
+    return tangents[0]  # the identity, as its pullback: a copy is linear and its own transpose
+
+
+def _allocation_pushforward(function):
+    refuse = _allocation_pullback(function)
+
+    def pushforward(residuals, tangents, argnums):
+        refuse(residuals, None, argnums)  # a traced fill value: refused in both directions
+        return None  # a new buffer's values depend on no argument's: a zero tangent
+
+    return pushforward
 
 
 def _allocation_pullback(function):

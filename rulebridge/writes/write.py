@@ -81,6 +81,19 @@ class Write(Effect):
 
     undo = swap
 
+    def redo(self) -> None:
+        if self.restored:
+            self.swap()
+
+    def pushforward(self, tangents, argnums):
+        """The write's tangent, a write of tangents: the target's (zeros when it is constant)
+        with the value's (zeros when it is constant) written at the index."""
+        target = self.target
+        out = np.zeros(target.shape, target.dtype) if argnums[0] != 0 else \
+            np.array(tangents[0], dtype=target.dtype, copy=True)
+        out[self.index] = tangents[-1] if argnums[-1] == 2 else 0
+        return out
+
     def pullback(self, g, argnums):
         """`argnums` is (0,) or (0, 2): the target is always traced, the value may be."""
         self.swap()
@@ -117,6 +130,10 @@ class Propagated(Write):
 
 def _write_pullback(residuals, g, argnums):
     return residuals.pullback(g, argnums)
+
+
+def _write_jvp(residuals, tangents, argnums):
+    return residuals.pushforward(tangents, argnums)
 
 
 def _functional_write(args, kwargs):
@@ -212,6 +229,12 @@ class MutationState(Effects):
         self.handed = {}
         return {var: np.array(s, copy=True) if type(s) is _ndarray else s
                 for var, s in seeds.items()}
+
+    def begin_forward(self) -> None:
+        self.handed = {}
+        for op in reversed(self.writes):
+            if not op.residuals.restored:
+                op.residuals.swap()
 
     def end_sweep(self) -> None:
         """Redo the restored writes in forward order (also after a pullback raised), so the
@@ -352,7 +375,8 @@ def _write_rule(signature) -> Rule:
     rule = _RULES.get(signature)
     if rule is None:
         rule = _RULES[signature] = Rule(operator.setitem, signature, _functional_write,
-                                        _write_pullback, source="rulebridge", notes="engine")
+                                        _write_pullback, source="rulebridge", notes="engine",
+                                        jvp=_write_jvp)
     return rule
 
 
