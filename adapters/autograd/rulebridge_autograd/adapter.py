@@ -20,6 +20,8 @@ from rulebridge import Declined, Rule, conform_cotangent, decline_unsupported, f
 
 from .callables import bridged, quiet, takes_functions
 from .catalog import Entry, entries
+from .pushforward import (composite_pushforward, primitive_pushforward, traced_call,
+                          zero_pushforward)
 from .triangles import one_triangle
 from .unboxed import per_argnum_makers
 
@@ -71,9 +73,9 @@ class AutogradAdapter(rulebridge.Adapter):
         return self._rule(function, signature, entry)
 
     def _rule(self, function: Callable, signature: tuple, entry: Entry) -> Rule:
-        sparse = unary_vjp = None
+        sparse = unary_vjp = jvp = None
         if entry.kind == "primitive":
-            from autograd.core import primitive_vjps
+            from autograd.core import primitive_jvps, primitive_vjps
 
             vjp_maker = primitive_vjps[entry.wrapped]
             # These keep their arguments (no compacting): the pullback differentiates only the
@@ -87,16 +89,22 @@ class AutogradAdapter(rulebridge.Adapter):
                 # The sweep calls autograd's own maker for argument 0 on `y = f(x)` ops: the
                 # pullback around it costs as much as the rest of a sweep step.
                 unary_vjp = makers.get(0)
+            if entry.wrapped in primitive_jvps and not whole:
+                jvp = primitive_pushforward(primitive_jvps[entry.wrapped])
         else:
             forward, pullback = {"nograd": _nograd_rule, "composite": _composite_rule}[
                 entry.kind](entry)
+            jvp = zero_pushforward if entry.kind == "nograd" else \
+                composite_pushforward(entry.wrapped)
         if rulebridge.reads_one_triangle(function):
-            pullback = one_triangle(pullback, function)
+            # (its pushforward would need the same conversion: forward mode uses the pullback)
+            pullback, jvp = one_triangle(pullback, function), None
         if function in SOME_OUTPUTS:
+            jvp = None
             pullback = _some_outputs(pullback, SOME_OUTPUTS[function], function_name(function))
         return Rule(function, signature, forward, pullback, source=self.name,
                     source_version=self.version(), notes=entry.kind, sparse_pullback=sparse,
-                    unary_vjp=unary_vjp)
+                    unary_vjp=unary_vjp, jvp=jvp)
 
     # `rulebridge.import_rule`: scipy.special.logsumexp -> autograd.scipy.special.logsumexp.
     counterpart_namespaces = {"numpy": "autograd.numpy", "scipy": "autograd.scipy"}
@@ -121,7 +129,7 @@ class AutogradAdapter(rulebridge.Adapter):
         if functions:  # autograd calls it on its boxes: hand it one rulebridge differentiates
             rule = self._rule(function, signature, Entry(function, bridged(equivalent),
                                                          "composite"))
-            return dataclasses.replace(rule, pullback=quiet(rule.pullback))
+            return dataclasses.replace(rule, pullback=quiet(rule.pullback), jvp=None)
         kind = "primitive" if equivalent in primitive_vjps else "composite"
         return self._rule(function, signature, Entry(function, equivalent, kind))
 
@@ -321,15 +329,8 @@ def _traced_vjp(program: Callable, args: tuple, kwargs, argnums, g) -> tuple:
     arguments at `argnums`, applied to the output cotangent `g`."""
     from autograd.core import make_vjp
 
-    kwargs = kwargs or _NO_KWARGS
-
-    def of_traced(traced):
-        full = list(args)
-        for i, value in zip(argnums, traced):
-            full[i] = value
-        return program(*full, **kwargs)
-
-    vjp, _ = make_vjp(of_traced, tuple(args[i] for i in argnums))
+    vjp, _ = make_vjp(traced_call(program, args, kwargs, argnums),
+                      tuple(args[i] for i in argnums))
     return tuple(_conform(ct, args[i]) for i, ct in zip(argnums, vjp(g)))
 
 

@@ -22,6 +22,7 @@ from rulebridge import (Declined, Rule, SpecInfo, decline_unsupported, format_si
 from .catalog import catalog
 from .imports import JaxImports
 from .pullback import JitPullbacks, numpy_forward
+from .pushforward import JitPushforwards
 from .semantics import Meaning
 
 BESIDE = " with bool/int arrays and static arguments (axes, shapes) beside them"
@@ -67,6 +68,10 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
     def _pullbacks(self) -> dict[Callable, JitPullbacks]:
         return {}
 
+    @cached_property
+    def _pushforwards(self) -> dict[Callable, JitPushforwards]:
+        return {}
+
     def build_rule(self, function: Callable, signature: tuple) -> Rule:
         meaning = self.table.get(function)
         if meaning is None:
@@ -85,10 +90,17 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
                 meaning.jax, function_name(function), operands=isinstance(function, np.ufunc),
                 numpy_function=function)
         pullback = pullbacks.rule_pullback(meaning.prepare)
+        pushforwards = self._pushforwards.get(function)
+        if pushforwards is None:
+            pushforwards = self._pushforwards[function] = JitPushforwards(
+                meaning.jax, function_name(function), operands=isinstance(function, np.ufunc),
+                numpy_function=function)
+        jvp = pushforwards.rule_jvp(meaning.prepare)
         if rulebridge.reads_one_triangle(function):
-            pullback = _one_triangle(pullback, function)
+            # (its pushforward would need the same conversion: forward mode uses the pullback)
+            pullback, jvp = _one_triangle(pullback, function), None
         return Rule(function, signature, numpy_forward(function), pullback, source=self.name,
-                    source_version=self.version())
+                    source_version=self.version(), jvp=jvp)
 
 
 def _one_triangle(pullback: Callable, function: Callable) -> Callable:

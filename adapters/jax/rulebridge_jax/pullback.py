@@ -97,13 +97,9 @@ class JitPullbacks:
 
         def pullback(leaves, cotangent):
             def of_diff(*diff_leaves):
-                full = list(leaves)
-                for position, value in zip(diff, diff_leaves):
-                    full[position] = value
-                args, kwargs = thaw_call(static_args, static_kwargs, full)
-                if numpy_function is not None:
-                    args, kwargs = rulebridge.spelled_for(function, numpy_function, args, kwargs)
-                return _used_outputs(call_as_numpy(function, args, kwargs), used, name)
+                return _used_outputs(call_at(function, numpy_function, static_args,
+                                             static_kwargs, leaves, diff, diff_leaves),
+                                     used, name)
 
             out, vjp = jax.vjp(of_diff, *(leaves[p] for p in diff))
             cts = vjp(_output_cotangent(out, cotangent, used is not None, name))
@@ -111,6 +107,19 @@ class JitPullbacks:
 
         return jax.jit(pullback)
 
+
+
+def call_at(function: Callable, numpy_function: Callable | None, static_args: tuple,
+            static_kwargs: tuple, leaves: list, diff: tuple, diff_leaves: tuple):
+    """`function` called on the frozen call's leaves with those at positions `diff` replaced by
+    `diff_leaves` (what JAX differentiates), in the spelling `function` takes."""
+    full = list(leaves)
+    for position, value in zip(diff, diff_leaves):
+        full[position] = value
+    args, kwargs = thaw_call(static_args, static_kwargs, full)
+    if numpy_function is not None:
+        args, kwargs = rulebridge.spelled_for(function, numpy_function, args, kwargs)
+    return call_as_numpy(function, args, kwargs)
 
 
 def call_as_numpy(function: Callable, args: tuple, kwargs: dict):
