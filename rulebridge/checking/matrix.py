@@ -37,6 +37,7 @@ from . import conventions
 from .catalogue import cases_for, exports, rows
 from .arguments import with_traced
 from .check import check_call
+from .pushforward import check_pushforward
 from .domains import build_args
 
 DTYPES = ("float32", "float64", "complex128")
@@ -250,7 +251,35 @@ def _check_case(name, function, case, dtype, key, sources, seed, measured) -> li
         cells.append(cell)
         measured.append({**{k: cell[k] for k in CELL_KEY}, "status": status,
                          "max_rel_error": result.max_rel_error, "measured": result.measured})
+        if dtype == FULL_DTYPE:
+            cells.append(_pushforward_cell(name, function, source, args, kwargs, argnums,
+                                           signature, label, trust_key, seed))
     return cells
+
+
+JVP = "jvp"  # the column of the pushforwards (float64 cases), beside the dtypes' columns
+
+
+def _pushforward_cell(name, function, source, args, kwargs, argnums, signature, label,
+                      trust_key, seed) -> dict:
+    """The JVP verdict of `source`'s rule at one float64 case, keyed as forward mode looks it
+    up: the case's key followed by " jvp" (rulebridge/forward/choice.py)."""
+    key = trust_key + " " + JVP
+    try:
+        rule = REGISTRY.candidate(function, signature_of(args), source,
+                                  normalise(function, args, kwargs)[2])
+        rule = getattr(rule, "original", None) or rule
+        if rule.jvp is None:
+            return _cell(name, source, JVP, signature, "not offered", label,
+                         reason="no pushforward: forward mode transposes its pullback", key=key)
+        result = check_pushforward(rule, args, kwargs, argnums, seed=seed)
+    except Exception as exc:
+        return _cell(name, source, JVP, signature, "error", label,
+                     reason=_line(f"{type(exc).__name__}: {exc}"), key=key)
+    status = NO_GRADIENT if result.status == "pass" and result.max_rel_error is None \
+        else result.status
+    return _cell(name, source, JVP, signature, status, label,
+                 _line(result.reason) if result.status != "pass" else "", key=key)
 
 
 NO_GRADIENT = "no gradient"  # a passing cell where nothing differentiable flows (argmax, all, <)

@@ -83,7 +83,7 @@ def summary(matrix: dict) -> list[dict]:
             counts["offered"] += 1
             counts["verified" if status in VERIFIED else status] += 1
             counts[status] += status == "no gradient"
-            for dtype in ("float32", "complex128"):
+            for dtype in ("float32", "complex128", "jvp"):
                 counts[f"pass {dtype}"] += column_status(function, source, dtype,
                                                          cells) in VERIFIED
         rows.append({"source": source, **counts})
@@ -116,7 +116,10 @@ def to_markdown(matrix: dict) -> str:
         "(shapes 0-d/1-d/2-d, broadcasting pairs, static arguments): every case in float64, "
         "the first case in float32 and complex128. `compat_matrix.json` has every case with "
         "its signature, configuration and reason; the error figures, which depend on the "
-        "machine, are in the uncommitted `compat_matrix.measured.json` a run writes.", "",
+        "machine, are in the uncommitted `compat_matrix.measured.json` a run writes. Each "
+        "source's *jvp* column checks its rules' pushforwards (forward mode: `J xdot` against "
+        "central differences along random tangents) at every float64 case; *not offered* "
+        "there means forward mode pushes tangents through the verified pullback instead.", "",
         "Contents: " + " · ".join(f"[{s}](#{slug(s)})" for s in sections), "",
     ]
     lines += [f"- **{k}**: {v}" for k, v in LEGEND.items()] + [""]
@@ -124,15 +127,16 @@ def to_markdown(matrix: dict) -> str:
     covered = coverage(matrix)
     lines += _coverage_table(covered, modules)
     notes: list[str] = []
-    header = " | ".join(f"{s} {d}" for s in matrix["sources"] for d in matrix["dtypes"])
+    columns = _columns(matrix)
+    header = " | ".join(f"{s} {d}" for s in matrix["sources"] for d in columns)
     for module in modules:
         lines += [f"## {module}", "", _coverage_line(module, covered[module]), ""]
         lines += _gaps(module, covered[module])
         lines += [f"| function | {header} |",
-                  "|---|" + "---|" * (len(matrix["sources"]) * len(matrix["dtypes"]))]
+                  "|---|" + "---|" * (len(matrix["sources"]) * len(columns))]
         for function in by_module[module]:
             texts = [_cell_text(function, source, dtype, cells, notes)
-                     for source in matrix["sources"] for dtype in matrix["dtypes"]]
+                     for source in matrix["sources"] for dtype in columns]
             lines.append(f"| `{_short(function, module)}` | " + " | ".join(texts) + " |")
         lines.append("")
         lines += _configurations(by_module[module], module, matrix["cells"])
@@ -140,6 +144,12 @@ def to_markdown(matrix: dict) -> str:
     if matrix.get("conventions"):
         lines += ["", conventions.to_markdown(matrix["conventions"], matrix["sources"]).rstrip()]
     return "\n".join(lines) + "\n"
+
+
+def _columns(matrix: dict) -> list[str]:
+    """The dtypes' columns, then the pushforwards' ("jvp": float64 cases) when checked."""
+    jvp = any(c["dtype"] == "jvp" for c in matrix["cells"])
+    return list(matrix["dtypes"]) + (["jvp"] if jvp else [])
 
 
 def _short(function: str, module: str) -> str:
@@ -153,13 +163,14 @@ def _module_order(module: str) -> tuple:
 
 def _summary_table(matrix: dict) -> list[str]:
     keys = ("offered", "verified", "no gradient", "fail", "error", "inconclusive", "unchecked",
-            "pass float32", "pass complex128")
+            "pass float32", "pass complex128", "pass jvp")
     lines = ["## Summary", "",
              "Functions per source. *verified*: every float64 case passes (*no gradient* counts "
-             "those of them where nothing differentiable flows).", "",
+             "those of them where nothing differentiable flows). *JVP pass*: the rule's "
+             "pushforward (forward mode) passes at every float64 case.", "",
              "| source | offered | verified (float64) | of which no gradient | fail | error | "
-             "inconclusive | unchecked | float32 pass | complex128 pass |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "inconclusive | unchecked | float32 pass | complex128 pass | JVP pass |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in summary(matrix):
         lines.append(f"| {row['source']} | " + " | ".join(str(row.get(k, 0)) for k in keys)
                      + " |")

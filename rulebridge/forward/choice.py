@@ -1,10 +1,12 @@
 """Which pushforward an op uses: the rule's own `jvp` once it is checked at its key, else none
 (the sweep then transposes the rule's pullback: transpose.py).
 
-A pushforward is trusted at a key only once it passed: the first time forward mode meets a rule
-at a key (function, signature, configuration, traced arguments), `check_pushforward` compares
-its `J xdot` with central differences of NumPy's own function at the op's own inputs. The verdict
-is kept for the process (`VERDICTS`, by function name, source and key text). A pushforward that
+A pushforward is trusted at a key only once it passed: where the shipped status (the matrix's
+jvp column, bound to the adapter's distribution like the pullbacks' verdicts) has no verdict for
+the key (function, signature, configuration, traced arguments; its text ends in " jvp"), the
+first time forward mode meets the rule there `check_pushforward` compares its `J xdot` with
+central differences of NumPy's own function at the op's own inputs. The verdict is kept for the
+process (`VERDICTS`, by function name, source and key text). A pushforward that
 fails or raises is never used at that key; one that finite differences cannot decide at these
 inputs is not used this time, and checked again at the next inputs. The engine's own rules
 (source "rulebridge": writes, allocations, copies) are data movement whose pushforwards are exact
@@ -16,6 +18,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
+from ..checking.arguments import traced_argnums, with_traced
 from ..checking.pushforward import check_pushforward
 from ..rules.keys import configuration, format_key
 from ..rules.registry import REGISTRY
@@ -46,10 +49,14 @@ def pushforward(rule: Rule, args: tuple, kwargs, argnums: tuple) -> tuple[Callab
     if found is not None:
         return found
     with _lock:
-        key = format_key(rule.signature, config) + f" jvp in {argnums}"
-        status = VERDICTS.get((rule.name, rule.source, key))
+        key = with_traced(format_key(rule.signature, config), traced_argnums(args, argnums)) \
+            + " jvp"
+        status = VERDICTS.get((rule.name, rule.source, key)) or REGISTRY.shipped_status(
+            rule.name, rule.source, key, imported=rule.notes.startswith("imported"))
         reason = ""
-        if status is None:
+        if status == "no gradient":
+            status = "pass"
+        if status not in ("pass", "fail", "error"):
             result = check_pushforward(rule, args, dict(kwargs or {}), argnums)
             status, reason = result.status, result.reason
             if status != "inconclusive":

@@ -1,0 +1,80 @@
+"""Forward mode on fuzzed programs: `rulebridge.jvp` of each program along random tangents
+equals the float64 central difference of the program itself along them, or rulebridge refuses
+with one of its own errors. The value must be NumPy's and the caller's arguments NumPy's."""
+
+from __future__ import annotations
+
+import collections
+import time
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+
+import rulebridge as rb
+
+from .check import STEP, TOLERANCE, Mismatch, _central, _copy, _same
+from .generate import Program, programs
+from .runner import Tally
+
+
+def run_forward(program: Program, source: str | None = None) -> str:
+    """"pass", "inconclusive" or "error:<class>"; raises `Mismatch` for a wrong result."""
+    try:
+        return _run(program, source)
+    except Mismatch as exc:
+        raise Mismatch(f"{exc}\n{program}") from None
+
+
+def _run(program: Program, source: str | None) -> str:
+    f = program.function()
+    xs = [_copy(x) for x in program.inputs]
+    rng = np.random.default_rng(len(program.source) + 1)
+    vs = [rng.normal(size=np.shape(x)) for x in xs]
+    tangents = [np.asarray(v, dtype=np.result_type(x)) if isinstance(x, np.ndarray)
+                else type(x)(v) if type(x) is float else np.result_type(x).type(v)
+                for x, v in zip(xs, vs)]
+    try:
+        value, ydot = rb.jvp(f, xs, tangents, source=source)
+    except rb.RulebridgeError as exc:
+        return "error:" + type(exc).__name__
+    plain = [_copy(x) for x in program.inputs]
+    expected = f(*plain)
+    if not _same(value, expected):
+        raise Mismatch(f"value {value!r} differs from NumPy's {expected!r}")
+    for i, (x, after) in enumerate(zip(xs, plain)):
+        if not np.array_equal(x, after):
+            raise Mismatch(f"argument x{i} after the call differs from NumPy's: {x!r}, {after!r}")
+    if np.result_type(ydot) != np.result_type(value) or np.shape(ydot) != np.shape(value):
+        raise Mismatch(f"the tangent {ydot!r} is not of the value's dtype and shape")
+    f64 = program.function(np.float64)
+    x64 = program.inputs_as(np.float64)
+    t64 = [np.asarray(t, np.float64) for t in tangents]
+    d1 = _central(f64, x64, t64, STEP)
+    d2 = _central(f64, x64, t64, STEP / 2)
+    fd = (4 * d2 - d1) / 3
+    got = float(ydot)
+    scale = abs(fd) + sum(float(np.sum(np.abs(t))) for t in t64) * 1e-3
+    if abs(d1 - d2) > 1e-3 * (1.0 + scale):
+        return "inconclusive"
+    if not abs(got - fd) <= TOLERANCE[program.dtype] * (abs(fd) + 1.0) + 4 * abs(fd - d2):
+        raise Mismatch(f"jvp = {got!r} but finite differences give {fd!r} "
+                       f"(steps {STEP}, {STEP / 2}: {d1!r}, {d2!r})")
+    return "pass"
+
+
+def fuzz_forward(n: int, source: str | None = None) -> Tally:
+    """`n` programs (the same ones on every run); a wrong tangent raises."""
+    tally = Tally(collections.Counter(), collections.Counter(), collections.Counter())
+
+    @settings(max_examples=n, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs())
+    def one(program):
+        tally.outcomes[run_forward(program, source)] += 1
+        tally.ops.update(program.ops)
+        tally.dtypes[program.dtype.__name__] += 1
+
+    start = time.perf_counter()
+    one()
+    tally.seconds = time.perf_counter() - start
+    return tally
