@@ -31,11 +31,12 @@ class Mismatch(AssertionError):
     """A silently wrong result: a gradient, a value, a dtype or shape, or a mutated input."""
 
 
-def run(program: Program, source: str | None = None) -> str:
+def run(program: Program, source: str | None = None, mode=None) -> str:
     """The outcome for one program: "pass", "inconclusive" or "error:<class>"; raises
-    `Mismatch` (with the program's source and inputs) for a wrong result."""
+    `Mismatch` (with the program's source and inputs) for a wrong result. `mode`: the check
+    of one program (this module's gradient check by default; forward.py's for jvp)."""
     try:
-        return _run(program, source)
+        return (mode or _run)(program, source)
     except Mismatch as exc:
         raise Mismatch(f"{exc}\n{program}") from None
 

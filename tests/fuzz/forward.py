@@ -12,17 +12,14 @@ from hypothesis import HealthCheck, given, settings
 
 import rulebridge as rb
 
-from .check import STEP, TOLERANCE, Mismatch, _central, _copy, _same
+from .check import STEP, TOLERANCE, Mismatch, _central, _copy, _same, run
 from .generate import Program, programs
 from .runner import Tally
 
 
 def run_forward(program: Program, source: str | None = None) -> str:
     """"pass", "inconclusive" or "error:<class>"; raises `Mismatch` for a wrong result."""
-    try:
-        return _run(program, source)
-    except Mismatch as exc:
-        raise Mismatch(f"{exc}\n{program}") from None
+    return run(program, source, mode=_run)
 
 
 def _run(program: Program, source: str | None) -> str:
