@@ -44,8 +44,12 @@ class HyperbolicAdapter(rulebridge.Adapter):
         def pullback(x, cotangent, argnums):
             return (conform_cotangent(cotangent * derivative(x), x),)
 
+        def pushforward(x, tangents, argnums):
+            # optional, for forward mode (rulebridge.jvp, jacfwd): the output's tangent
+            return conform_cotangent(derivative(x) * tangents[0], x)
+
         return Rule(function, signature, forward, pullback, source=self.name,
-                    source_version=self.version())
+                    source_version=self.version(), jvp=pushforward)
 
 
 class MistakenAdapter(HyperbolicAdapter):
@@ -68,6 +72,10 @@ def main(size=5, seed=0):
     wrong = rulebridge.check_rule(np.sinh, x, source="mistaken")
     assert wrong.status == "fail", wrong  # the slip is caught before anyone trusts the rule
     print(wrong.describe())
+    # the pushforwards are checked the same way: J xdot against central differences
+    for source, expected in (("hyperbolic", "pass"), ("mistaken", "fail")):
+        rule = rulebridge.lookup(np.sinh, rulebridge.signature_of((x,)), source=source)
+        assert rulebridge.check_pushforward(rule, (x,)).status == expected
 
     # and its rules differentiate programs like any other source's rules. With source=None a
     # rule verified by rulebridge's own matrix (autograd's or JAX's) would be chosen over these
@@ -79,6 +87,10 @@ def main(size=5, seed=0):
     xbar, = pullback(np.ones_like(y))
     assert np.array_equal(y, np.cosh(np.sinh(x)))  # the value is NumPy's, to the bit
     assert np.allclose(xbar, np.sinh(np.sinh(x)) * np.cosh(x), rtol=1e-12, atol=0)  # chain rule
+    # forward mode pushes a tangent through the same rules (JAX's jvp convention)
+    xdot = np.ones_like(x)
+    y, ydot = rulebridge.jvp(program, (x,), (xdot,), source="hyperbolic")
+    assert np.allclose(ydot, np.sinh(np.sinh(x)) * np.cosh(x) * xdot, rtol=1e-12, atol=0)
     _, tape = rulebridge.trace(program, x, source="hyperbolic")
     assert [op.rule.source for op in tape.ops] == ["hyperbolic", "hyperbolic"]
     try:  # a source named explicitly is the only one asked, and it covers two functions

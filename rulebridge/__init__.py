@@ -18,6 +18,7 @@ from .checking import gradcheck as _gradcheck
 from .checking import regimes as _regimes
 from .checking import status as _status
 from .checking.debug import debug
+from .checking.pushforward import check_pushforward
 from .checking.debug import enabled as debug_enabled
 from .checking.lookup import Lookup, Verdict, lookup_call
 from .engine.box import Traced
@@ -203,7 +204,8 @@ __all__ = [
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",
     "Traced", "TracingError", "TriangleCall", "UnverifiedRuleError",
     "adapters", "assert_rule",
-    "check_on_first_use", "check_rule", "conform_cotangent", "debug", "debug_enabled",
+    "check_on_first_use", "check_pushforward", "check_rule", "conform_cotangent", "debug",
+    "debug_enabled",
     "decline_unsupported", "dispatched_functions", "dispatches", "follow_plain_buffers",
     "format_signature", "format_spec", "function_name", "grad", "hermitian_from_triangle",
     "import_rule", "is_differentiable", "jacfwd", "jvp", "key_of", "linearize", "lookup",

@@ -88,6 +88,19 @@ def test_example_adapter_differentiates_numpy_code(installed):
     assert "[example]" in str(tape)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_the_example_adapter_s_pushforwards_pass_their_check(installed, dtype):
+    x = np.linspace(0.2, 0.9, 4).astype(dtype)
+    if dtype is np.complex128:
+        x = x + 0.3j * x[::-1]
+    for function in (np.sin, np.cos, np.exp, np.tanh, np.log1p, np.sum):
+        rule = rb.lookup(function, rb.signature_of((x,)), source="example")
+        assert rb.check_pushforward(rule, (x,)).status == "pass", function
+    v = np.cos(x)
+    _, ydot = rb.jvp(lambda x: np.tanh(np.sin(x)), (x,), (v,), source="example")
+    np.testing.assert_allclose(ydot, (1 - np.tanh(np.sin(x)) ** 2) * np.cos(x) * v, rtol=1e-13)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
 def test_check_rule_verifies_the_example_rules(installed, dtype):
     x = np.linspace(0.2, 0.9, 4).astype(dtype)
@@ -115,7 +128,7 @@ def test_example_adapter_appears_in_the_matrix(site, tmp_path):
     covered = {(c["function"], c["dtype"]) for c in example}
     assert covered == {(f"numpy.{name}", dtype)
                        for name in ("sin", "cos", "exp", "tanh", "log1p", "sum")
-                       for dtype in ("float32", "float64", "complex128")}
+                       for dtype in ("float32", "float64", "complex128", "jvp")}
     assert "example" in out.read_text()
 
 

@@ -41,7 +41,8 @@ class ExampleAdapter(rulebridge.Adapter):
         if function is np.sum and len(signature) <= 2:  # np.sum(x) or np.sum(x, axis)
             decline_unsupported(signature)
             return Rule(np.sum, signature, _sum_forward, _sum_pullback, source=self.name,
-                        source_version=self.version(), notes="hand-written")
+                        source_version=self.version(), notes="hand-written",
+                        jvp=_sum_pushforward)
         derivative = DERIVATIVES.get(function)
         if derivative is None:
             name = rulebridge.function_name(function)
@@ -60,8 +61,14 @@ class ExampleAdapter(rulebridge.Adapter):
             # xbar = g * f'(x), with no conjugate
             return (conform_cotangent(g * derivative(x, y), x),)
 
+        def pushforward(residuals, tangents, argnums):
+            # forward mode (rulebridge.jvp): the output's tangent, ydot = f'(x) * xdot, of the
+            # output's shape and dtype; NumPy code, so it runs on traced values too
+            x, y = residuals
+            return conform_cotangent(derivative(x, y) * tangents[0], y)
+
         return Rule(function, signature, forward, pullback, source=self.name,
-                    source_version=self.version(), notes="hand-written")
+                    source_version=self.version(), notes="hand-written", jvp=pushforward)
 
 
 def _sum_forward(args, kwargs):
@@ -78,3 +85,9 @@ def _sum_pullback(residuals, g, argnums):
     if axis is not None and not keepdims:
         g = np.expand_dims(g, axis)
     return (conform_cotangent(np.where(where, np.broadcast_to(g, x.shape), 0), x),)
+
+
+def _sum_pushforward(residuals, tangents, argnums):
+    """The sum is linear: the output's tangent is the sum of the input's tangent."""
+    x, axis, keepdims, where = residuals
+    return np.sum(tangents[0], axis=axis, keepdims=keepdims, where=where)
