@@ -201,3 +201,14 @@ def test_identity_returns_a_tangent_the_caller_owns():
 def test_a_tangent_of_the_wrong_shape_is_refused():
     with pytest.raises(ValueError, match="shape"):
         rb.jvp(np.sin, (X,), (np.ones(3),))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_debug_mode_hands_each_pushforward_its_rule_s_own_residuals(source):
+    f_np, f_jax = PROGRAMS["tanh"](np), PROGRAMS["tanh"](jnp)
+    with rb.debug():
+        _, ydot = rb.jvp(lambda x: f_np(x) * np.sum(x[1:] * x[0]), (X,), (V,), source=source)
+    with jax.enable_x64(True):
+        _, ydot_ref = jax.jvp(lambda x: f_jax(x) * jnp.sum(x[1:] * x[0]), (jnp.asarray(X),),
+                              (jnp.asarray(V),))
+    _close(ydot, ydot_ref)

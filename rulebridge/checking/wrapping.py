@@ -47,7 +47,8 @@ class Policy:
         return rule.pullback(residuals, g, argnums)
 
     def chosen_residuals(self, residuals: Any) -> Any:
-        """The chosen rule's own residuals within what `forward` returned (the same here)."""
+        """The chosen rule's own residuals within what this policy's `forward` returned (the
+        same here; forward mode hands them to that rule's pushforward)."""
         return residuals
 
 
@@ -71,7 +72,7 @@ class Wrapped(Rule):
         if self.policy is None or self.policy.passes_through:
             return self, residuals
         chosen, inner = residuals
-        return chosen.chosen(inner)
+        return chosen.chosen(self.policy.chosen_residuals(inner))
 
 
 def wrap(rule: Rule, policy: Policy, **changes: Any) -> Wrapped:
