@@ -33,6 +33,36 @@ def test_the_sources_pushforwards_are_checked_then_used(source):
     assert verdicts[("numpy.sin", source, "(float64[:, :, :]) jvp")] == "pass"
 
 
+@pytest.mark.parametrize("source", ["autograd", "jax"])
+def test_a_key_the_shipped_status_passes_is_not_checked_again(source):
+    choice.forget()
+    assert rb.REGISTRY.shipped_status("numpy.tanh", source, "(float64[:]) jvp") == "pass"
+    rb.jvp(np.tanh, (X,), (V,), source=source)
+    assert not choice.verdicts()
+
+
+def test_a_pushforward_the_shipped_status_fails_is_never_used():
+    # autograd's JVP of sum ignores `initial` (its tangent adds it): the matrix's jvp column
+    # found it, and forward mode pushes the tangent through the verified pullback instead
+    x, v = X.reshape(2, 3), V.reshape(2, 3)
+    key = "(float64[:, :], initial=<float>) jvp"
+    assert rb.REGISTRY.shipped_status("numpy.sum", "autograd", key) == "fail"
+    rule = rb.lookup(np.sum, rb.signature_of((x,)), source="autograd")
+    wrong = rule.jvp((np.sum(x, initial=2.0), (x,), {"initial": 2.0}), (v,), (0,))
+    assert not np.isclose(wrong, np.sum(v))
+    _, ydot = rb.jvp(lambda x: np.sum(x, initial=2.0), (x,), (v,), source="autograd")
+    np.testing.assert_allclose(ydot, np.sum(v), rtol=1e-13)
+
+
+def test_a_configuration_is_part_of_the_pushforward_s_key():
+    choice.forget()
+    a = np.random.default_rng(3).standard_normal((2, 3, 4))  # keys the matrix does not check
+    for axis in (0, 1):
+        rb.jvp(lambda m: np.sum(m, axis=axis), (a,), (a,), source="jax")
+    keys = [k for (name, source, k) in choice.verdicts() if name == "numpy.sum"]
+    assert len(keys) == 2 and any("axis=0" in k for k in keys) and any("axis=1" in k for k in keys)
+
+
 class WrongPushforward(rb.Adapter):
     """A right pullback beside a wrong pushforward (d sinh = sinh): the check must catch it."""
 
