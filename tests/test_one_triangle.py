@@ -103,7 +103,9 @@ def symmetrised():
 def test_the_matrix_fails_a_convention_right_only_for_symmetric_tangents(symmetrised, name):
     assert cases_for(name)
     cells = check_function(name, Plan((symmetrised,), ("float64", "complex128")))
-    assert cells and {c["status"] for c in cells} == {"fail"}, cells
+    pullbacks = [c for c in cells if c["dtype"] != "jvp"]  # one-triangle readers offer no jvp
+    assert pullbacks and {c["status"] for c in pullbacks} == {"fail"}, cells
+    assert {c["status"] for c in cells if c["dtype"] == "jvp"} <= {"not offered"}
 
 
 C = np.random.default_rng(17).normal(size=(N, N))
