@@ -16,21 +16,17 @@ import numpy as np
 
 from .boundary import (name_of, new_tape, one_like, positions_of,  # noqa: F401 (new_tape: docs)
                        scalar_output, seeds_of)
-from .call import Call, one_or_tuple, real_call
+from .call import Call, jacobian_block, one_or_tuple, real_call
 from .checking.gradcheck import check_gradient
-from .engine.box import Traced
 from .engine.collector import collector_paused
 from .engine.result import Constant
 from .engine.tape import Tape
-from .rules.levels import primal
 from .rules.signature import is_differentiable
 from .tree import LEAF, tree_flatten
 
 P = ParamSpec("P")
 T = TypeVar("T")  # the differentiated argument's type: its gradient's too (same structure)
 
-_ndarray = np.ndarray
-_zeros = np.zeros  # NumPy's own, bound before any trace: never a buffer a trace follows
 
 
 # Typed by argnums: the default (the first argument) gives a gradient of that argument's type
@@ -313,53 +309,11 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         with collector_paused:
             call = real_call(f, "jacobian", argnums, has_aux, source, args, kwargs)
             call.run.tape.shed_large_values()
-            blocks = [_jacobian_block(call, k) for k in range(len(call.values))]
+            blocks = [jacobian_block(call, k) for k in range(len(call.values))]
         jac = call.structure.unflatten([one_or_tuple(argnums, b) for b in blocks])
         return (jac, call.aux) if has_aux else jac
 
     return jacobian_f
-
-
-def _jacobian_block(call: Call, k: int) -> tuple:
-    """The Jacobian of output leaf k with respect to each argument in `call.positions`."""
-    run, positions = call.run, call.positions
-    value = primal(call.values[k])  # (an enclosing differentiation's box: its value underneath)
-    shape = np.shape(value)
-    rows = {i: [[] for _ in run.traced[i].leaves] for i in dict.fromkeys(positions)}
-    var = call.variables[k]
-    if var is not None:
-        seed = _zeros(shape, np.result_type(value))
-        for j in range(seed.size):
-            seed.flat[j] = 1
-            # A copy per row: the sweep may hand the seed back as a cotangent, and its next
-            # row must not change what this one returned.
-            cts = run.sweep({var: seed.copy() if type(value) is _ndarray else seed[()]})
-            seed.flat[j] = 0
-            for i in rows:
-                for row, v in zip(rows[i], run.traced[i].variables):
-                    row.append(cts.get(v))
-    blocks = []
-    for n, i in enumerate(positions):
-        leaves = run.traced[i].leaves
-        mine = [_stacked(row, shape, primal(leaf)) for row, leaf in zip(rows[i], leaves)]
-        blocks.append(run.traced[i].structure.unflatten(mine))  # (argnums=(0, 0): new arrays)
-    return tuple(blocks)
-
-
-def _stacked(row: list, shape: tuple, leaf) -> Any:
-    """One Jacobian block from its rows (one cotangent or None per output entry). Under nesting
-    the rows are boxes of the enclosing differentiation, stacked by a recorded op; plain rows
-    fill an array NumPy's own `zeros` made (one `rulebridge` does not follow as a buffer)."""
-    leaf_shape, dtype = np.shape(leaf), np.result_type(leaf)
-    if not any(type(ct) is Traced for ct in row):
-        block = _zeros(shape + leaf_shape, dtype)
-        for j, ct in enumerate(row):
-            if ct is not None:
-                block[np.unravel_index(j, shape)] = ct
-        return block
-    items = [_zeros((1,) + leaf_shape, dtype) if ct is None else np.reshape(ct, (1,) + leaf_shape)
-             for ct in row]
-    return np.reshape(np.concatenate(items), shape + leaf_shape)
 
 
 def check_grads(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] | None = None,

@@ -22,14 +22,12 @@ import time
 import warnings
 import zlib
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
 
 from ..errors import AdapterError, NoRuleError
-from ..rules.adapter import requirement_names
 from ..rules.registry import REGISTRY
 from ..rules.keys import format_key, format_settings, normalise
 from ..rules.signature import format_signature, signature_of
@@ -38,14 +36,8 @@ from .catalogue import cases_for, exports, rows
 from .arguments import with_traced
 from .check import check_call
 from .pushforward import check_pushforward
+from .versions import LIBRARIES, versions  # noqa: F401 (matrix.LIBRARIES: the command's)
 from .domains import build_args
-
-DTYPES = ("float32", "float64", "complex128")
-FULL_DTYPE = "float64"  # the column checked at every case of the catalogue
-SEED = 0
-# The libraries whose functions the matrix checks rules against; each source's own libraries
-# are its adapter distribution's requirements.
-LIBRARIES = ("numpy", "scipy")
 
 
 # `importer(source) -> functions`: the functions a layer above this one gave rules with
@@ -53,6 +45,11 @@ LIBRARIES = ("numpy", "scipy")
 # that may import that layer (the `rulebridge` command, a test module) passes it in; each of
 # those functions gets a row. A module-level function, so that it reaches workers by name.
 Importer = Callable[[str], Iterable[Callable]]
+
+
+DTYPES = ("float32", "float64", "complex128")
+FULL_DTYPE = "float64"  # the column checked at every case of the catalogue
+SEED = 0
 
 
 @dataclass(frozen=True)
@@ -85,28 +82,6 @@ def made_by(sources: Iterable[str]) -> dict[str, dict]:
     return {name: {"distribution": infos[name].distribution, "version": infos[name].version,
                    "requires": dict(sorted(infos[name].requires.items()))}
             for name in sources if name in infos}
-
-
-def versions(sources: Iterable[str]) -> dict[str, str]:
-    found = {"rulebridge": metadata.version("rulebridge")}
-    libraries = list(LIBRARIES)
-    for name in sources:
-        info = REGISTRY.infos().get(name)
-        if info is not None and info.distribution:
-            libraries += requirement_names(info.distribution)
-    for library in dict.fromkeys(libraries):
-        if library == "rulebridge":
-            continue
-        try:
-            found[library] = metadata.version(library)
-        except metadata.PackageNotFoundError:
-            pass
-    for name in sources:
-        try:
-            found[f"adapter {name}"] = REGISTRY.adapter(name).version()
-        except AdapterError:
-            pass
-    return found
 
 
 # -- one function, in a worker ---------------------------------------------------------------

@@ -21,15 +21,15 @@ from ..rules.keys import Configuration, call_shape, configuration, keyed, spelli
 from ..rules.levels import holds_box, new_level, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
-from ..rules.signature import INEXACT_KINDS, is_differentiable, signature_of
+from ..rules.signature import INEXACT_KINDS, is_differentiable
 from .box import FLAT_SCALARS, NO_KWARGS, Traced
-from .decisions import Decision, check as check_decisions
+from .decisions import Decision
 from .hooks import NO_WRITES, Effects, Writes
 from .forwards import call_forward
 from .listing import format_dot, format_tape
 from .op import UNARY, Op, OpsView
-from .protect import CallersArrays, read_only
-from .result import bind, substitute_result
+from .protect import CallersArrays
+from .replay import replay, substitute
 from .shedding import LARGE_BYTES, shed_large_values
 
 _ndarray = np.ndarray
@@ -371,34 +371,7 @@ class Tape:
         arguments `trace` had, containers of the same structure and constants, or one value per
         traced input (rulebridge/engine/result.py). Raises ReplayError when the new values would
         decide differently than the recorded ones (a branch, a length, a shape: decisions.py)."""
-        env: dict[int, Any] = {}
-        for var, value in zip(self.inputs, bind(self.arguments, self.inputs, args)):
-            env[var] = read_only(value) if type(value) is _ndarray else value  # see protect
-        decisions, checked = self.decisions, 0
-
-        def rerun(decision):  # an op whose answer was a decision, on the replayed values
-            rule, args, kwargs = decision.call
-            values = tuple(_substitute(a, v, env) for a, v in zip(args, decision.var))
-            return call_forward(rule, values, kwargs, decision.var)[0]
-
-        for position, op in enumerate(self.ops):
-            # the path's decisions taken before this op, on values the replay has computed
-            checked = check_decisions(decisions, checked, position, env, rerun)
-            values = tuple(_substitute(a, v, env) for a, v in zip(op.args, op.inputs))
-            rule = op.rule
-            signature = signature_of(values)
-            if signature != rule.signature:
-                rule = self._lookup(rule.function, signature,
-                                    configuration(rule.function, values, op.kwargs))
-            out, _ = call_forward(rule, values, op.kwargs, op.inputs)
-            if op.structure is None:
-                env[op.outputs[0]] = out
-            else:
-                for var, item in zip(op.outputs, out):
-                    if var is not None:
-                        env[var] = item
-        check_decisions(decisions, checked, len(self.entries), env, rerun)
-        return substitute_result(self.outputs, env)
+        return replay(self, args)
 
     # -- printing ------------------------------------------------------------------------------
 
@@ -412,14 +385,6 @@ class Tape:
         return format_dot(self)
 
     __repr__ = __str__
-
-
-def _substitute(value, var, env):
-    if var is None:
-        return value
-    if type(var) is int:
-        return env[var]
-    return type(value)(_substitute(a, v, env) for a, v in zip(value, var))
 
 
 def top_tape(tape: Tape, args) -> Tape:

@@ -42,6 +42,7 @@ from ..engine.tape import Op, Tape
 from ..errors import MutationError, TracingError
 from ..rules.rule import Rule
 from ..rules.signature import signature_of
+from .indices import contains_box, covers_all, format_index, has_repeats
 
 _ndarray = np.ndarray
 
@@ -189,7 +190,7 @@ class MutationState(Effects):
         """Append one write op; returns the variable it defines (and supersedes `in_var` by)."""
         tape = self.tape
         out_var = tape.new_var()
-        record = kind(target, index, saved, _covers_all(index), in_var, out_var, value, self)
+        record = kind(target, index, saved, covers_all(index), in_var, out_var, value, self)
         args = (target, index, value)
         op = WriteOp(_write_rule(signature_of(args)), args, {}, (in_var, None, value_var),
                      (out_var,), None, record)
@@ -250,7 +251,7 @@ class MutationState(Effects):
 
 def setitem(box, index, value, what: str | None = None):
     """`box[index] = value`, recorded; rebinds `box` to a new variable and returns it."""
-    if _contains_box(index, type(box)):
+    if contains_box(index, type(box)):
         raise TracingError("an index holding a traced value: indices carry no gradient, compute "
                            "them from plain arrays (or compare: x[y > 0] = v)")
     tape = box._tape
@@ -276,7 +277,7 @@ def setitem(box, index, value, what: str | None = None):
         written = value._value
         value = _fit(value, old.shape if type(old) is _ndarray else (), what)
         value_var, value_primal = value._var, value._value
-        if _has_repeats(index, target.shape):
+        if has_repeats(index, target.shape):
             raise MutationError(
                 f"{what}: the index repeats a position, so NumPy keeps only one of the values "
                 "written there and which one is unspecified.",
@@ -304,7 +305,7 @@ def setitem(box, index, value, what: str | None = None):
 def _refuse_nested(what, index, box):
     """A write whose values belong to an enclosing differentiation (rulebridge/rules/levels.py):
     not recorded yet, so refused before anything is written."""
-    what = what or f"x[{_format_index(index)}] = v"
+    what = what or f"x[{format_index(index)}] = v"
     raise MutationError(
         f"{what}: an in-place write inside a nested differentiation (grad of grad, hessian, "
         "hvp, a gradient step inside a loss) writes values of the enclosing differentiation, "
@@ -346,7 +347,7 @@ class Described:
         self.what, self.index, self.target = what, index, target
 
     def __str__(self) -> str:
-        what = self.what or f"setitem {_format_index(self.index)} = ..."
+        what = self.what or f"setitem {format_index(self.index)} = ..."
         return f"{what} on {describe(self.target)}"
 
 
@@ -378,61 +379,3 @@ def _write_rule(signature) -> Rule:
                                         _write_pullback, source="rulebridge", notes="engine",
                                         jvp=_write_jvp)
     return rule
-
-
-# -- helpers ------------------------------------------------------------------------------------
-
-
-def _contains_box(value, box_type) -> bool:
-    if type(value) is box_type:
-        return True
-    if type(value) is tuple or type(value) is list:
-        return any(_contains_box(v, box_type) for v in value)
-    return False
-
-
-def _format_index(index) -> str:
-    items = index if type(index) is tuple else (index,)
-    return "[" + ", ".join(_format_item(i) for i in items) + "]"
-
-
-def _format_item(item) -> str:
-    if item is Ellipsis:
-        return "..."
-    if type(item) is slice:
-        parts = ["" if p is None else str(p) for p in (item.start, item.stop, item.step)]
-        return ":".join(parts[:2] if item.step is None else parts)
-    if isinstance(item, (_ndarray, list)):
-        array = np.asarray(item)
-        return f"<{array.dtype} array of shape {array.shape}>"
-    return repr(item)
-
-
-def _covers_all(index) -> bool:
-    items = index if type(index) is tuple else (index,)
-    return all(i is Ellipsis or (type(i) is slice and i == slice(None)) for i in items)
-
-
-def _has_repeats(index, shape) -> bool:
-    """Does an integer-array index name some position twice? (Slices, ints and masks never do.)"""
-    items = index if type(index) is tuple else (index,)
-    if all(type(i) in BASIC_INDEX for i in items):
-        return False
-    arrays = [np.asarray(i) if type(i) is list else i for i in items]
-    kinds = {a.dtype.kind for a in arrays if type(a) is _ndarray}
-    if not kinds & set("iu"):
-        return False
-    if "b" in kinds:
-        return True  # a mask beside integer arrays: not worth deciding, refuse
-    consumed = sum(0 if a is None or a is Ellipsis else 1 for a in arrays)
-    axis, integer, sizes = 0, [], []
-    for a in arrays:
-        if a is Ellipsis:
-            axis += len(shape) - consumed
-        elif a is not None:
-            if type(a) is _ndarray and a.dtype.kind in "iu":
-                integer.append(a % shape[axis])
-                sizes.append(shape[axis])
-            axis += 1
-    flat = np.ravel_multi_index(np.broadcast_arrays(*integer), sizes).ravel()
-    return np.unique(flat).size < flat.size
