@@ -237,7 +237,7 @@ def library_classes() -> list[type]:
 def run(example: Example) -> str:
     """The message `example.code` produces."""
     namespace = {"np": np, "rb": rb, "_WrongShapeAdapter": _WrongShapeAdapter,
-                 "_FailingAdapter": _FailingAdapter, "_AbsAdapter": _AbsAdapter}
+                 "_FailingAdapter": _FailingAdapter}
     filename = f"<example {example.raised.__name__}>"
     # the lines of the example, for a message that quotes the user's line (a frozen distribution)
     linecache.cache[filename] = (len(example.code), None, example.code.splitlines(True), filename)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import NestedDifferentiationError, RuleContractError
-from ..rules.keys import Configuration, call_shape, configuration, keyed, spelling
+from ..rules.keys import Configuration, call_shape, keyed, spelling
 from ..rules.levels import holds_box, new_level, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import CallForward, function_name
@@ -29,7 +29,7 @@ from .forwards import call_forward
 from .listing import format_dot, format_tape
 from .op import UNARY, Op, OpsView
 from .protect import CallersArrays
-from .replay import replay, substitute
+from .replay import replay
 from .shedding import LARGE_BYTES, shed_large_values
 
 _ndarray = np.ndarray

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .views import BASIC_INDEX
+
+_ndarray = np.ndarray
+
 
 def contains_box(value, box_type) -> bool:
     if type(value) is box_type:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .views import BASIC_INDEX, VIEWS, Aliases, describe
+from .views import VIEWS, Aliases, describe
 from ..rules.conform import conform_cotangent
 from ..engine.constants import depends, shares_exported
 from ..engine.detached import is_free
