@@ -364,34 +364,3 @@ def test_odeint_parameter_fit():
     fit = scipy.optimize.minimize(rulebridge.value_and_grad(loss(rintegrate)), start, jac=True,
                                   method="BFGS")
     np.testing.assert_allclose(fit.x, truth, rtol=1e-4)
-
-
-def test_odeint_takes_args_positionally_and_nested_parameters_as_autograds_example():
-    """autograd's ode_net example: odeint(nn_predict, y0, t, tuple((params,)), rtol=...), its
-    `args` positional and holding a list of (W, b) pairs; it raised "got a traced value as
-    keyword argument 'args', which has no positional slot" when a keyword came along."""
-    import scipy.integrate
-
-    import rulebridge.scipy.integrate as rintegrate
-
-    def nn_predict(inputs, t, params):
-        for W, b in params:
-            outputs = np.dot(inputs, W) + b
-            inputs = np.tanh(outputs)
-        return outputs
-
-    rs = np.random.RandomState(0)
-    params = [(rs.randn(2, 3) * 0.5, rs.randn(3) * 0.5), (rs.randn(3, 2) * 0.5, rs.randn(2) * 0.5)]
-    y0, times = np.array([1.0, 0.0]), np.linspace(0.0, 1.0, 4)
-
-    def loss(integrate):
-        def f(p):
-            return np.sum(integrate.odeint(nn_predict, y0, times, tuple((p,)), rtol=1e-10,
-                                           atol=1e-10) ** 2)
-        return f
-
-    g = rulebridge.grad(loss(rintegrate))(params)
-    vector, unflatten = rulebridge.flatten(params)
-    expected = central_difference(lambda v: loss(scipy.integrate)(unflatten(v)), (vector,),
-                                  h=1e-5)
-    np.testing.assert_allclose(rulebridge.flatten(g)[0], expected, rtol=1e-5, atol=1e-8)

@@ -95,7 +95,7 @@ class DropIn:
         arguments only), with the defaults of the parameters skipped on the way."""
         traced = [k for k, v in kwargs.items() if _first_box((v,)) is not None]
         up_to = POSITIONAL_UP_TO.get(self.__rulebridge_name__)
-        if up_to is not None and up_to not in traced and up_to not in self._given(len(args)):
+        if up_to is not None and up_to not in traced:
             traced.append(up_to)
         if not traced:
             return args, kwargs
@@ -116,10 +116,6 @@ class DropIn:
                 f"{self.__rulebridge_name__}{self.__signature__} got a traced value as keyword "
                 f"argument {traced[0]!r}, which has no positional slot; pass it positionally.")
         return tuple(positional), rest
-
-    def _given(self, n: int) -> list[str]:
-        """The names of the parameters `n` positional arguments fill."""
-        return list(self.__signature__.parameters)[:n]
 
     def _register(self) -> tuple[str, ...]:
         """Import this function's rule from every installed source with a counterpart; the
