@@ -74,7 +74,7 @@ def main(size=5, seed=0):
     print(wrong.describe())
     # the pushforwards are checked the same way: J xdot against central differences
     for source, expected in (("hyperbolic", "pass"), ("mistaken", "fail")):
-        rule = rulebridge.lookup(np.sinh, rulebridge.signature_of((x,)), source=source)
+        rule = rulebridge.rule_for(np.sinh, rulebridge.signature_of((x,)), source=source)
         assert rulebridge.check_pushforward(rule, (x,)).status == expected
 
     # and its rules differentiate programs like any other source's rules. With source=None a

@@ -59,7 +59,7 @@ def test_the_fixture_passes_a_right_gradient_and_fails_a_wrong_one(pytester):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "*test_a_wrong_gradient*",
-        "check_grads(*<lambda>): the gradient disagrees with central differences*relative error*"
+        "*check_grads(*<lambda>): the gradient disagrees with central differences*relative error*"
         "> rtol 1e-06*(source 'off-by-one-percent')",
     ])
     assert "During handling" not in result.stdout.str()

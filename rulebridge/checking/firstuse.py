@@ -26,6 +26,7 @@ and the next call's inputs are checked again. One awkward input never decides th
 from __future__ import annotations
 
 import threading
+import warnings
 
 from ..errors import ImportRuleError, UnverifiedRuleError, compose
 from ..rules.levels import holds_box, primals
@@ -36,10 +37,13 @@ from .check import NUMPY_RAISED, check_call
 from .result import RAISED, CheckResult
 from .wrapping import Policy, Wrapped, wrap
 
+ATTEMPTS = 3  # checks of a key that finite differences cannot decide before it is settled
+
+
 class UncheckedRuleWarning(UserWarning):
-    """Kept for code that filters it: a rule that could not be checked at the user's inputs
-    (a kink, a tie) is refused for that call now (`UnverifiedRuleError`), not used with this
-    warning."""
+    """A rule that finite differences could not decide at the user's inputs (values that are not
+    finite, steps that disagree) is used unverified for that call; nothing is recorded about the
+    key, and the next call's inputs are checked again, up to `ATTEMPTS` times."""
 
 
 class FirstUse(Policy):
@@ -54,6 +58,7 @@ class FirstUse(Policy):
         self.registry = registry
         # by traced arguments (`traced_argnums`; None: every differentiable one): the rule chosen
         self.chosen: dict = {}
+        self.attempts: dict = {}  # by traced arguments: undecided checks so far
         self.lock = threading.Lock()
 
     @property
@@ -67,13 +72,13 @@ class FirstUse(Policy):
     def select(self, wrapped: Wrapped, args: tuple, kwargs, traced=None) -> Rule:
         mask = traced_argnums(args, traced)
         rule = self.chosen.get(mask)
-        if rule is None:
+        if rule is None or self.attempts.get(mask):
             with self.lock:
                 rule = self._pick(wrapped, args, kwargs, mask)
         return rule
 
     def _pick(self, wrapped: Wrapped, args: tuple, kwargs, mask) -> Rule:
-        if self.chosen.get(mask) is not None:
+        if self.chosen.get(mask) is not None and not self.attempts.get(mask):
             return self.chosen[mask]  # another thread decided while this one waited
         key = with_traced(self.key, mask)
         if holds_box(args):  # nested: checked at the plain values under the boxes (levels.py)
@@ -81,6 +86,7 @@ class FirstUse(Policy):
         earlier = self.registry.checked(wrapped.name, key)  # a wrapper made again after a reset
         results: list[CheckResult] = []
         refused: list[ImportRuleError] = []  # imports' own verifications that refused them
+        undecided = None  # the first rule finite differences could not decide at these inputs
         for rule in self.candidates:
             if earlier.get(rule.source) == "pass":
                 return self._chose(wrapped, mask, rule)
@@ -103,6 +109,10 @@ class FirstUse(Policy):
                 return self._chose(wrapped, mask, rule)
             if result.settled:  # a conclusive verdict about the key, not these inputs
                 self.registry.record_check(rule.function, rule.source, key, result.status)
+            elif result.status == "inconclusive" and undecided is None:
+                undecided = (rule, result)
+        if undecided is not None:  # used unverified here; the next inputs are checked again
+            return self._unverified(wrapped, mask, key, *undecided)
         if refused and len(results) == 1:
             raise refused[0]  # the one import there is: its own words say what is wrong
         untried = [str(s) for s in self.registry.order(self.candidates[0].function)
@@ -111,6 +121,21 @@ class FirstUse(Policy):
 
     def _chose(self, wrapped: Wrapped, mask, rule: Rule) -> Rule:
         self.chosen[mask], wrapped.status = rule, "pass"
+        self.attempts.pop(mask, None)
+        return rule
+
+    def _unverified(self, wrapped: Wrapped, mask, key: str, rule: Rule, result) -> Rule:
+        """`rule` used at inputs where finite differences cannot decide (NaN or inf among them,
+        steps that disagree): nothing is recorded about the key; after `ATTEMPTS` such calls it
+        is used unverified from then on."""
+        attempts = self.attempts.get(mask, 0) + 1
+        settled = attempts >= ATTEMPTS
+        self.chosen[mask], wrapped.status = rule, "inconclusive"
+        self.attempts[mask] = 0 if settled else attempts
+        warnings.warn(f"{rule.name}{key} from {rule.source} could not be checked at these "
+                      f"inputs: {result.reason}. It is used unverified"
+                      + (" from now on." if settled else "; the next call's inputs are checked."),
+                      UncheckedRuleWarning, stacklevel=6)
         return rule
 
 

@@ -51,15 +51,17 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     what = (f"the pullback of the {rule.source} rule for {rule.name}{key} raised "
             f"{type(exc).__name__}: {exc}")
     registry = tape.registry
-    if holds_box(op.args) or holds_box(g if type(g) is tuple else (g,)):
+    nested = holds_box(op.args) or holds_box(g if type(g) is tuple else (g,))
+    if nested:  # its pullback ran on an enclosing differentiation's boxes
         cotangents = tape.writes.nested_pullback(rule.function)
         if cotangents is not None:  # the engine's own, functional (writes/untake.py)
             return cotangents(op.args, op.kwargs, g, argnums)
-        raise NestedDifferentiationError(_not_again(what, rule, registry, config)) from exc
     other = None
     if tape.source is None and not _shed(tape, op):
         other = next(_other_rules(registry, rule, config), None)
     if other is None:
+        if nested:
+            raise NestedDifferentiationError(_not_again(what, rule, registry, config)) from exc
         raise RuleContractError(_explained(what, rule, registry, config, tape)) from exc
     try:
         _, residuals = other.forward(op.args, op.kwargs)
@@ -67,12 +69,15 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     except RulebridgeError:
         raise
     except Exception as second:
+        if nested:  # neither source's pullback is NumPy code the enclosing level records
+            raise NestedDifferentiationError(_not_again(what, rule, registry, config)) from exc
         raise RuleContractError(f"{what}; the {other.source} rule used instead raised "
                                 f"{type(second).__name__}: {second}") from exc
-    warnings.warn(f"{what}, at a key where it was trusted. This op's gradient was computed "
-                  f"with the {other.source} rule instead; {rule.source}'s stays in use at the "
-                  f"key where it works (report the failure to {rule.source}'s authors).",
-                  AdapterWarning, stacklevel=2)
+    if not nested:  # (nested: the first source's pullback is compiled code, not at fault)
+        warnings.warn(f"{what}, at a key where it was trusted. This op's gradient was computed "
+                      f"with the {other.source} rule instead; {rule.source}'s stays in use at "
+                      f"the key where it works (report the failure to {rule.source}'s authors).",
+                      AdapterWarning, stacklevel=2)
     return cts
 
 
