@@ -49,7 +49,9 @@ def test_std_with_ddof_at_a_constant_vector_refuses_that_call_only():
     def f(v):
         return np.std(v, ddof=1)
 
-    _refused_then_right(f, (np.ones((3, 1, 1)),), (RNG.normal(size=(3, 1, 1)),))
+    # A key no other test uses: one verified earlier in the process is trusted at any input
+    shape = (3, 1, 1, 1, 1)
+    _refused_then_right(f, (np.ones(shape),), (RNG.normal(size=shape),))
 
 
 def test_a_norm_at_zero_takes_its_subgradient_and_poisons_nothing():

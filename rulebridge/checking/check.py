@@ -44,6 +44,11 @@ class _Verdict(Exception):
         super().__init__(reason)
         self.status, self.reason, self.measured = status, reason, measured
 
+# The reason of an undecided check where the derivative does not exist (a kink, a jump): a call
+# there is refused, not used unverified (checking/firstuse.py).
+AT_A_KINK = ("the function has a kink or a jump at these inputs (its forward and backward "
+             "differences disagree at every step): no derivative to check")
+
 
 def case_seed(seed: int, function: str, signature: str, kwargs: dict) -> int:
     """A seed for one (function, signature, static arguments), stable across processes."""
@@ -246,9 +251,7 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
                                            argnums, xdot, selected, ybar_sel, rtol * scale):
             # central differences are symmetric: at a kink (a root or a norm at 0) they agree
             # across steps and look smooth, and a rule's NaN or subgradient there is no failure
-            raise _Verdict("inconclusive", "the function has a kink or a jump at these inputs "
-                                           "(its forward and backward differences disagree at "
-                                           "every step): no derivative to check")
+            raise _Verdict("inconclusive", AT_A_KINK)
         if not np.isfinite(lhs):
             raise _FailedAt(float("inf"), "the rule's cotangent is not finite where NumPy's "
                                           "function is smooth")

@@ -33,7 +33,7 @@ from ..rules.levels import holds_box, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
 from .arguments import traced_argnums, with_traced
-from .check import NUMPY_RAISED, check_call
+from .check import AT_A_KINK, NUMPY_RAISED, check_call
 from .result import RAISED, CheckResult
 from .wrapping import Policy, Wrapped, wrap
 
@@ -109,7 +109,8 @@ class FirstUse(Policy):
                 return self._chose(wrapped, mask, rule)
             if result.settled:  # a conclusive verdict about the key, not these inputs
                 self.registry.record_check(rule.function, rule.source, key, result.status)
-            elif result.status == "inconclusive" and undecided is None:
+            elif (result.status == "inconclusive" and result.reason != AT_A_KINK
+                  and undecided is None):  # finite differences undecided, not a kink
                 undecided = (rule, result)
         if undecided is not None:  # used unverified here; the next inputs are checked again
             return self._unverified(wrapped, mask, key, *undecided)
