@@ -104,7 +104,9 @@ def test_the_matrix_fails_a_convention_right_only_for_symmetric_tangents(symmetr
     assert cases_for(name)
     cells = check_function(name, Plan((symmetrised,), ("float64", "complex128")))
     pullbacks = [c for c in cells if c["dtype"] != "jvp"]  # one-triangle readers offer no jvp
-    assert pullbacks and {c["status"] for c in pullbacks} == {"fail"}, cells
+    statuses = {c["status"] for c in pullbacks}
+    # never a pass; an "error" is a cell whose exact rule underneath could not be checked there
+    assert pullbacks and "fail" in statuses and statuses <= {"fail", "error"}, cells
     assert {c["status"] for c in cells if c["dtype"] == "jvp"} <= {"not offered"}
 
 

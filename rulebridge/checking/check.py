@@ -28,7 +28,7 @@ from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable
 from .arguments import differentiable_argnums
 from .fd import (_pair, _random_like, at_a_kink, directional, flat_outputs, phase_fixed,
                  phase_free, widen)
-from .result import RAISED, CheckResult
+from .result import AT_A_KINK, RAISED, CheckResult
 
 # (rtol, atol) by the lowest precision involved. float32 rules compute in float32, so their
 # cotangents carry ~1e-7 relative rounding amplified by the conditioning of the function.
@@ -43,11 +43,6 @@ class _Verdict(Exception):
     def __init__(self, status: str, reason: str, measured: str = "") -> None:
         super().__init__(reason)
         self.status, self.reason, self.measured = status, reason, measured
-
-# The reason of an undecided check where the derivative does not exist (a kink, a jump): a call
-# there is refused, not used unverified (checking/firstuse.py).
-AT_A_KINK = ("the function has a kink or a jump at these inputs (its forward and backward "
-             "differences disagree at every step): no derivative to check")
 
 
 def case_seed(seed: int, function: str, signature: str, kwargs: dict) -> int:

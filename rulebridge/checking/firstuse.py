@@ -33,8 +33,8 @@ from ..rules.levels import holds_box, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
 from .arguments import traced_argnums, with_traced
-from .check import AT_A_KINK, NUMPY_RAISED, check_call
-from .result import RAISED, CheckResult
+from .check import NUMPY_RAISED, check_call
+from .result import AT_A_KINK, RAISED, CheckResult
 from .wrapping import Policy, Wrapped, wrap
 
 ATTEMPTS = 3  # checks of a key that finite differences cannot decide before it is settled

@@ -14,6 +14,11 @@ _RAISED_HERE = ("its forward raised", "its pullback raised", "its unary_vjp rais
                 "its unary_vjp's VJP raised", "NumPy's own",
                 "its import raised")  # an import's own verification keeps what it settles
 
+# The reason of an undecided check where the derivative does not exist (a kink, a jump): a call
+# there is refused, not used unverified (checking/firstuse.py).
+AT_A_KINK = ("the function has a kink or a jump at these inputs (its forward and backward "
+             "differences disagree at every step): no derivative to check")
+
 
 @dataclass(frozen=True)
 class CheckResult:
