@@ -41,6 +41,18 @@ def run(program: Program, source: str | None = None, mode=None) -> str:
         raise Mismatch(f"{exc}\n{program}") from None
 
 
+def same_as_numpy(f, program: Program, value, xs: list) -> None:
+    """The traced call's value is NumPy's, and its arguments `xs` were written as NumPy writes
+    them, against `f` run plainly on fresh copies of the program's inputs."""
+    plain = [_copy(x) for x in program.inputs]
+    expected = f(*plain)
+    if not _same(value, expected):
+        raise Mismatch(f"value {value!r} differs from NumPy's {expected!r}")
+    for i, (x, after) in enumerate(zip(xs, plain)):
+        if not np.array_equal(x, after):
+            raise Mismatch(f"argument x{i} after the call differs from NumPy's: {x!r}, {after!r}")
+
+
 def _run(program: Program, source: str | None) -> str:
     f = program.function()
     xs = [_copy(x) for x in program.inputs]  # a program may write into its arguments
@@ -48,14 +60,9 @@ def _run(program: Program, source: str | None) -> str:
         value, grads = rb.value_and_grad(f, argnums=tuple(range(len(xs))), source=source)(*xs)
     except rb.RulebridgeError as exc:
         return "error:" + type(exc).__name__
-    plain = [_copy(x) for x in program.inputs]
-    expected = f(*plain)
-    if not _same(value, expected):
-        raise Mismatch(f"value {value!r} differs from NumPy's {expected!r}")
-    for i, (x, g, after) in enumerate(zip(xs, grads, plain)):
+    same_as_numpy(f, program, value, xs)
+    for i, (x, g) in enumerate(zip(xs, grads)):
         _check_like(i, x, g)
-        if not np.array_equal(x, after):
-            raise Mismatch(f"argument x{i} after the call differs from NumPy's: {x!r}, {after!r}")
         if isinstance(x, np.ndarray) and (np.shares_memory(g, x) or not g.flags.writeable):
             raise Mismatch(f"the gradient of x{i} shares memory with it or is read-only")
     outcome = compare(program, grads)
