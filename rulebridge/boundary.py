@@ -17,7 +17,7 @@ import numpy as np
 
 from .checking.debug import CheckingRegistry, enabled as debug_enabled
 from .engine.box import Traced
-from .engine.detached import is_free, plain
+from .engine.detached import plain
 from .engine.sweep import backward
 from .engine.tape import Tape
 from .engine.protect import frozen_copy, same
@@ -118,11 +118,8 @@ class Run:
         variable as it stands now (None for a leaf that is not traced)."""
         result = self.result
         tape = self.tape
-        if type(result) is Traced and tape.effects is None:  # the usual result, without a tree
-            if result._tape is not tape and is_free(result):  # a buffer that held no traced value
-                return LEAF, [result._value], [None]
         if type(result) is Traced and tape.effects is None and result._tape is tape:
-            # the usual result, without a tree
+            # the usual result, without a tree (a buffer set free is `plain` below)
             return LEAF, [tape.protected.unprotected(result._value)], [result._var]
         leaves, structure = tree_flatten(result)
         leaves = [plain(leaf) for leaf in leaves]
