@@ -14,6 +14,10 @@ Needs valgrind on PATH.
 
     python -m benchmarks.instructions              # N = 1000
     python -m benchmarks.instructions --n 2000 --sources autograd jax
+
+"rulebridge.jit[autograd]" is `rulebridge.jit(rulebridge.grad(f, source="autograd"))` after
+`JIT_WARM` calls (the trace, the trace that checks the first replay, and warm replays): a replay
+of the recorded program (rulebridge/jit).
 """
 
 from __future__ import annotations
@@ -36,6 +40,11 @@ GRADIENTS = 3  # timed gradients, after one warm-up gradient
 
 
 KEYWORDS = ", keywords"  # a contestant's name ending in this runs `keyword_chain`
+JIT = "rulebridge.jit["  # rulebridge.jit(rulebridge.grad(f, source=...)), replayed
+# Calls of a jitted gradient before the counted ones: the trace, the trace that checks the first
+# replay, then replays until CPython has specialised the program's straight-line bytecode (an
+# instruction specialises after it has run a few dozen times; a replay runs each once).
+JIT_WARM = 40
 
 
 def keyword_chain(xp, n: int):
@@ -66,6 +75,13 @@ def run_contestant(name: str, n: int, gradients: int) -> None:
         import autograd.numpy as anp
 
         g = autograd.grad(program(anp, n))
+        gradient = lambda: g(X)  # noqa: E731
+    elif name.startswith(JIT):  # recorded by its first call, checked by its second
+        import rulebridge as rb
+
+        g = rb.jit(rb.grad(program(np, n), source=name.removeprefix(JIT).removesuffix("]")))
+        for _ in range(JIT_WARM):
+            g(X)
         gradient = lambda: g(X)  # noqa: E731
     else:
         import rulebridge as rb
@@ -111,8 +127,10 @@ def main() -> None:
         sys.exit("valgrind is not on PATH (Debian: apt-get install valgrind)")
     names = (["hand-written", "autograd", RULES_ALONE]
              + [f"rulebridge[{s}]" for s in args.sources]
+             + [f"{JIT}{s}]" for s in args.sources]
              + ["autograd" + KEYWORDS, RULES_ALONE + KEYWORDS]
-             + [f"rulebridge[{s}]{KEYWORDS}" for s in args.sources])
+             + [f"rulebridge[{s}]{KEYWORDS}" for s in args.sources]
+             + [f"{JIT}{s}]{KEYWORDS}" for s in args.sources])
     per_op = {}
     for name in names:
         extra = instructions(name, args.n, GRADIENTS) - instructions(name, args.n, 0)

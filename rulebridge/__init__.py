@@ -27,10 +27,12 @@ from .errors import (AdapterError, AdapterWarning, ArgumentError, Declined, Grad
                      ImportRuleError, MutationError, NestedDifferentiationError, NoDerivativeError,
                      NoRuleError, ReplayError, RulebridgeError, RuleContractError, TracingError,
                      UnverifiedRuleError, UsageError)
+from .errors import JitError
 from .flat import flatten
 from .higher import hessian, hvp, jacrev
 from .forward import jacfwd, jvp, linearize
 from .import_rule import import_rule
+from .jit import Jitted, jit
 from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
 from .rules.keys import key_of, spelled_for
@@ -197,6 +199,7 @@ _gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
 __all__ = [
     "GradientCheckError", "check_grads", "elementwise_grad", "flatten", "jacobian",
     "register_container", "hessian", "hvp", "jacrev",
+    "jit", "Jitted", "JitError",
     "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "ArgumentError", "UsageError",
     "CallForward", "CheckResult",
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",

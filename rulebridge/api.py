@@ -16,7 +16,7 @@ import numpy as np
 
 from .boundary import (name_of, new_tape, one_like, positions_of,  # noqa: F401 (new_tape: docs)
                        scalar_output, seeds_of)
-from .call import Call, jacobian_block, one_or_tuple, real_call
+from .call import Call, jacobian_block, one_or_tuple, real_call, transformed
 from .checking.gradcheck import check_gradient
 from .engine.collector import collector_paused
 from .engine.result import Constant
@@ -86,7 +86,7 @@ def grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *, has_aux: bool
         value, g = value_and_grad_f(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
-    return grad_f
+    return transformed(grad_f, "grad", f, argnums, has_aux, source)
 
 
 @overload
@@ -122,7 +122,7 @@ def value_and_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
         with collector_paused:
             return _value_and_grad(f, argnums, has_aux, source, args, kwargs)
 
-    return value_and_grad_f
+    return transformed(value_and_grad_f, "value_and_grad", f, argnums, has_aux, source)
 
 
 def _value_and_grad(f, argnums, has_aux, source, args, kwargs):
@@ -313,7 +313,7 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         jac = call.structure.unflatten([one_or_tuple(argnums, b) for b in blocks])
         return (jac, call.aux) if has_aux else jac
 
-    return jacobian_f
+    return transformed(jacobian_f, "jacobian", f, argnums, has_aux, source)
 
 
 def check_grads(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] | None = None,

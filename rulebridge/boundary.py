@@ -81,7 +81,7 @@ class Run:
     The caller pauses the collector around it and around `sweep` (rulebridge/engine/collector.py)."""
 
     def __init__(self, f: Callable, args: tuple, kwargs: dict, positions, strict: bool,
-                 source: str | None) -> None:
+                 source: str | None, also: tuple = ()) -> None:
         self.f, self.args = f, args
         tape = self.tape = new_tape(source)
         boxed = list(args)
@@ -89,6 +89,9 @@ class Run:
         for i in positions:
             if i not in self.traced:
                 boxed[i], self.traced[i] = _box_argument(f, i, args[i], tape, strict)
+        for i in also:  # traced too, never strictly (a recorded program's other inputs: jit)
+            if i not in self.traced:
+                boxed[i], self.traced[i] = _box_argument(f, i, args[i], tape, False)
         if tape.protected.views:  # plain arguments that alias a traced one are passed read-only
             boxed = [_shielded(tape, a, f"positional argument {i}") for i, a in enumerate(boxed)]
             kwargs = {k: _shielded(tape, v, f"keyword argument {k!r}") for k, v in kwargs.items()}
@@ -111,6 +114,7 @@ class Run:
                              f"but it returned {describe(result)}.",
                              fix="return out, aux  # or drop has_aux")
         self.result, aux = result
+        self.boxed_aux = aux  # as f returned it (a recorded program reads its variables)
         return self.unbox(aux, own)
 
     def outputs(self) -> tuple[Structure, list, list]:

@@ -6,7 +6,7 @@ their seeds and in what they build from the cotangents."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -30,9 +30,9 @@ class Call:
     __slots__ = ("run", "positions", "aux", "structure", "values", "variables")
 
     def __init__(self, f, args: tuple, kwargs, positions, has_aux: bool, source,
-                 strict: bool = True, own: bool = False) -> None:
+                 strict: bool = True, own: bool = False, also: tuple = ()) -> None:
         self.positions = tuple(positions)
-        self.run = run = Run(f, args, kwargs, self.positions, strict, source)
+        self.run = run = Run(f, args, kwargs, self.positions, strict, source, also)
         self.aux = run.split_aux(own) if has_aux else None  # own: as Run.owned makes them
         self.structure, self.values, self.variables = run.outputs()
 
@@ -45,13 +45,34 @@ class Call:
         return tuple(run.gradient(i, cts, owner) for i in self.positions)
 
 
+class Transform(NamedTuple):
+    """What a function returned by `grad`, `value_and_grad`, `jacobian` or `hessian` computes,
+    kept on it as `__rulebridge_transform__` so that `rulebridge.jit` can record `f` once and
+    replay the transformation's sweeps (rulebridge/jit)."""
+
+    kind: str  # "grad", "value_and_grad", "jacobian" or "hessian"
+    f: Callable
+    argnums: Any
+    has_aux: bool
+    source: str | None
+
+
+def transformed(function: Callable, kind: str, f: Callable, argnums, has_aux: bool,
+                source) -> Callable:
+    """`function`, marked as the transformation `kind` of `f`."""
+    function.__rulebridge_transform__ = Transform(  # type: ignore[attr-defined]
+        kind, f, argnums, has_aux, source)
+    return function
+
+
 def one_or_tuple(argnums, items: tuple) -> Any:
     return items if isinstance(argnums, (tuple, list)) else items[0]
 
 
-def real_call(f, what: str, argnums, has_aux, source, args, kwargs) -> Call:
+def real_call(f, what: str, argnums, has_aux, source, args, kwargs, also: tuple = ()) -> Call:
     """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real."""
-    call = Call(f, args, kwargs, positions_of(f, argnums, len(args)), has_aux, source)
+    call = Call(f, args, kwargs, positions_of(f, argnums, len(args)), has_aux, source,
+                also=also)
     structure, paths = call.structure, None
     for k, v in enumerate(call.values):
         if is_differentiable(v) and np.result_type(primal(v)).kind == "c":

@@ -168,6 +168,12 @@ class UsageError(RulebridgeError, TypeError):
     of range, has_aux without a pair). It is also a TypeError."""
 
 
+class JitError(RulebridgeError):
+    """`rulebridge.jit` cannot replay a function: it draws random numbers, changes state
+    outside itself, writes into an array it did not make, or its replay differs from its eager
+    call. Calling the function unjitted gives its result."""
+
+
 class ArgumentError(RulebridgeError, ValueError):
     """A value given to rulebridge does not fit where it goes (a cotangent of the wrong shape,
     a changed constant in a replayed tape). It is also a ValueError."""

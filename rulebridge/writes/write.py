@@ -138,11 +138,48 @@ def _write_jvp(residuals, tangents, argnums):
 
 
 def _functional_write(args, kwargs):
-    """The write as a pure function, for `Tape.replay`."""
+    """The write as a pure function, for `Tape.replay` and a recorded program
+    (rulebridge/jit): a new array, and residuals whose pullback moves the cotangent as the
+    write's own does (`Write.pullback`), without a saved state to swap."""
     target, index, value = args
     out = target.copy()
     out[index] = value
-    return out, None
+    return out, FunctionalWrite(index, value, covers_all(index))
+
+
+class FunctionalWrite:
+    """What the pullback of a functional write needs: where it wrote and what (for the
+    value's cotangent's shape and dtype)."""
+
+    __slots__ = ("index", "value", "full")
+
+    def __init__(self, index, value, full: bool) -> None:
+        self.index, self.value, self.full = index, value, full
+
+    def pullback(self, g, argnums):
+        """The target's cotangent is `g` with the written part zeroed (a new array), the
+        value's is `g[index]` conformed to the value: the numbers `Write.pullback` gives."""
+        if g is None:
+            return (None,) * len(argnums)
+        with_value = len(argnums) == 2 or argnums == (2,)
+        value_ct = None
+        if with_value:
+            value_ct = g if self.full else g[self.index]
+            if type(value_ct) is _ndarray and np.may_share_memory(value_ct, g):
+                value_ct = value_ct.copy()
+            value_ct = conform_cotangent(value_ct, self.value)
+        cts = []
+        for i in argnums:
+            if i == 0:
+                if self.full:
+                    cts.append(None)
+                else:
+                    target_ct = np.array(g, copy=True)
+                    target_ct[self.index] = 0
+                    cts.append(target_ct)
+            else:
+                cts.append(value_ct)
+        return tuple(cts)
 
 
 class MutationState(Effects):

@@ -1,0 +1,354 @@
+"""rulebridge.jit with the NumPy back end: every replay is the eager call's result to the bit, on
+new inputs, or the function is traced again, or refused with JitError. References: the eager
+transformation itself (which tests/ checks against finite differences and JAX elsewhere), and
+central differences where a value is new here."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+import rulebridge as rb
+from rulebridge.errors import JitError, UsageError
+from rulebridge.tree import tree_flatten
+
+SOURCES = [None, "autograd", "jax"]
+
+
+def assert_same(a, b):
+    """Equal to the bit: same structure, types, shapes, dtypes and bytes."""
+    la, sa = tree_flatten(a)
+    lb, sb = tree_flatten(b)
+    assert sa == sb
+    for x, y in zip(la, lb):
+        assert type(x) is type(y)
+        if isinstance(x, (np.ndarray, np.generic)):
+            assert x.shape == y.shape and x.dtype == y.dtype
+            assert x.tobytes() == y.tobytes(), (x, y)
+        else:
+            assert x == y or (x != x and y != y)
+
+
+def inputs(n, seed=0, shape=(5,)):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=shape) for _ in range(n)]
+
+
+def chain(x):
+    y = x
+    for _ in range(4):
+        y = np.tanh(np.sin(y) * 1.5) + 0.1 * y
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_grad_replays_are_the_eager_gradient_on_new_inputs(source):
+    g = rb.jit(rb.grad(chain, source=source))
+    for x in inputs(4):
+        assert_same(g(x), rb.grad(chain, source=source)(x))
+    assert g.traces == 2 and g.replays == 3  # one trace, and one more to check the first replay
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_value_and_grad_with_data_arguments_and_aux(source):
+    def loss(w, X, y):
+        r = np.tanh(X @ w) - y
+        return np.mean(r ** 2), {"residual": r, "n": len(y)}
+
+    step = rb.jit(rb.value_and_grad(loss, has_aux=True, source=source))
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=3)
+    for _ in range(3):
+        X, y = rng.normal(size=(6, 3)), rng.normal(size=6)  # new data: new inputs, same program
+        assert_same(step(w, X, y), rb.value_and_grad(loss, has_aux=True, source=source)(w, X, y))
+    assert step.n_variants == 1
+
+
+def test_dict_parameters_and_argnums_tuple():
+    def loss(params, scale, x):
+        h = np.tanh(x @ params["W"] + params["b"])
+        return np.sum(h ** 2) * scale
+
+    g = rb.jit(rb.grad(loss, argnums=(0, 1)))
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(4, 3))
+    for k in range(3):
+        params = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+        assert_same(g(params, 0.5 + k, x), rb.grad(loss, argnums=(0, 1))(params, 0.5 + k, x))
+
+
+def test_writes_into_buffers_made_inside():
+    def f(x):
+        out = np.zeros(len(x) + 1)
+        for i in range(len(x)):
+            out[i + 1] = out[i] + np.sin(x[i])
+        view = out[1:]
+        view *= x
+        out[0] = np.cos(x[0])
+        return np.sum(out ** 2)
+
+    g = rb.jit(rb.value_and_grad(f))
+    for x in inputs(3, seed=3):
+        assert_same(g(x), rb.value_and_grad(f)(x))
+    assert g.traces == 2
+
+
+def test_a_flipped_branch_records_the_other_path():
+    def f(x):
+        if np.sum(x) > 0:
+            return np.sum(np.sin(x))
+        return np.sum(np.cos(x) ** 2)
+
+    g = rb.jit(rb.grad(f))
+    x = np.array([0.5, 1.0, 0.2])
+    for point in (x, 2 * x, -x, -3 * x, x):
+        assert_same(g(point), rb.grad(f)(point))
+    assert g.n_variants == 2
+
+
+def test_a_loop_count_taken_from_a_traced_value():
+    def f(x):
+        y = x
+        for _ in range(len(x[x > 0.5]) + int(np.argmax(x))):  # decided by traced values
+            y = np.sin(y) + x
+        return np.sum(y)
+
+    g = rb.jit(rb.grad(f))
+    for first in (0.1, 0.2, 0.9, 1.5, 0.15):
+        x = np.array([first, 0.3, 0.7])
+        assert_same(g(x), rb.grad(f)(x))
+    assert g.n_variants == 2  # three sums, two loop counts: one program per count
+
+
+def test_a_mask_from_the_values_is_a_guard():
+    def f(x):
+        return np.sum(x[x > 0] ** 3)
+
+    g = rb.jit(rb.grad(f))
+    for x in (np.array([1.0, -2.0, 3.0]), np.array([2.0, -1.0, 1.0]),
+              np.array([-1.0, 2.0, 3.0])):
+        assert_same(g(x), rb.grad(f)(x))
+
+
+def test_a_new_shape_is_a_new_key():
+    g = rb.jit(rb.grad(chain))
+    for n in (3, 4, 3, 4):
+        x = np.linspace(0.1, 1, n)
+        assert_same(g(x), rb.grad(chain)(x))
+    assert len(g.variants) == 2
+
+
+def test_a_closure_constant_changed_in_place_is_recorded_again():
+    c = np.array([1.0, 2.0, 3.0])
+
+    def f(x):
+        return np.sum(np.sin(x * c))
+
+    g = rb.jit(rb.grad(f))
+    x = np.array([0.1, 0.2, 0.3])
+    g(x), g(x)
+    c[1] = -5.0  # the program read c: a replay with the old copy would be stale
+    assert_same(g(x), rb.grad(f)(x))
+    assert g.retraced and "closure variable 'c'" in g.retraced[-1]
+
+
+def test_a_plain_computation_on_a_closure_array_is_seen():
+    c = np.array([1.0, 2.0, 3.0])
+
+    def f(x):
+        d = c * 2  # plain NumPy: no op on the tape reads c itself
+        return np.sum(np.sin(x) * d)
+
+    g = rb.jit(rb.grad(f))
+    x = np.array([0.1, 0.2, 0.3])
+    g(x), g(x)
+    c += 1.0
+    assert_same(g(x), rb.grad(f)(x))
+
+
+def test_a_rebound_closure_variable_and_a_global():
+    scale = 2.0
+
+    def f(x):
+        return np.sum(np.sin(x) * scale * GLOBAL_SCALE[0])
+
+    g = rb.jit(rb.grad(f))
+    x = np.array([0.1, 0.2])
+    assert_same(g(x), rb.grad(f)(x))
+    scale = 3.0  # noqa: F841 (read by f)
+    assert_same(g(x), rb.grad(f)(x))
+    GLOBAL_SCALE[0] = 7.0
+    try:
+        assert_same(g(x), rb.grad(f)(x))
+    finally:
+        GLOBAL_SCALE[0] = 1.0
+
+
+GLOBAL_SCALE = [1.0]
+
+
+def test_state_of_an_object_the_function_holds():
+    class Model:
+        def __init__(self):
+            self.weights = {"w": np.array([1.0, 2.0])}
+
+        def __call__(self, x):
+            return np.sum(np.tanh(self.weights["w"] * x))
+
+    model = Model()
+    g = rb.jit(rb.grad(model))
+    x = np.array([0.3, 0.4])
+    g(x), g(x)
+    model.weights["w"] = np.array([-1.0, 0.5])  # rebound inside a dict inside the object
+    assert_same(g(x), rb.grad(model)(x))
+
+
+def test_randomness_drawn_inside_is_refused():
+    with pytest.raises(JitError, match="draws random numbers"):
+        rb.jit(rb.grad(lambda a: np.sum(a * np.random.normal(size=3))))(np.ones(3))
+    rng = np.random.default_rng(0)
+    with pytest.raises(JitError, match="draws random numbers"):
+        rb.jit(rb.grad(lambda a: np.sum(a * rng.normal(size=3))))(np.ones(3))
+
+    def fresh(a):  # a generator made inside without a seed: only the first replay can tell
+        return np.sum(a * np.random.default_rng().normal(size=3))
+
+    g = rb.jit(rb.grad(fresh))
+    g(np.ones(3))
+    with pytest.raises(JitError, match="another result"):
+        g(np.ones(3) * 2)
+
+
+def test_a_seeded_generator_made_inside_replays():
+    def f(a):
+        return np.sum(np.sin(a) * np.random.default_rng(7).normal(size=3))
+
+    g = rb.jit(rb.grad(f))
+    for x in inputs(3, seed=4, shape=(3,)):
+        assert_same(g(x), rb.grad(f)(x))
+
+
+def test_writes_into_an_argument_and_state_outside_are_refused():
+    def writes(x):
+        x[0] = np.sin(x[1])
+        return np.sum(x ** 2)
+
+    with pytest.raises(JitError, match="writes into an argument"):
+        rb.jit(rb.grad(writes))(np.array([1.0, 2.0]))
+    log = []
+
+    def logs(x):
+        log.append(1)
+        return np.sum(np.sin(x))
+
+    with pytest.raises(JitError, match="changes state outside"):
+        rb.jit(rb.grad(logs))(np.array([1.0, 2.0]))
+
+
+def test_plain_jit_and_static_arguments():
+    def f(x, n, mode):
+        for _ in range(n):
+            x = np.sin(x) if mode == "sin" else np.cos(x)
+        return x
+
+    jf = rb.jit(f, static_argnums=(1, 2))
+    for x in inputs(3, seed=5):
+        for n, mode in ((2, "sin"), (3, "cos"), (2, "sin")):
+            assert_same(jf(x, n, mode), f(x, n, mode))
+    assert len(jf.variants) == 2
+    with pytest.raises(UsageError, match="not hashable"):
+        rb.jit(f, static_argnums=1)(np.ones(2), [1], "sin")
+
+
+def test_integer_array_arguments_are_part_of_the_key():
+    def loss(logits, labels):
+        z = logits - np.max(logits, axis=1, keepdims=True)
+        logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+        return -np.mean(logp[np.arange(len(labels)), labels])
+
+    g = rb.jit(rb.grad(loss))
+    rng = np.random.default_rng(6)
+    logits = rng.normal(size=(4, 3))
+    for labels in (np.array([0, 1, 2, 0]), np.array([2, 2, 1, 0]), np.array([0, 1, 2, 0])):
+        assert_same(g(logits, labels), rb.grad(loss)(logits, labels))
+
+
+@pytest.mark.parametrize("source", [None, "autograd"])
+def test_hessian_and_jacobian(source):
+    def f(x):
+        return np.sum(np.sin(x) * x[0] + x ** 3)
+
+    h = rb.jit(rb.hessian(f, source=source))
+    j = rb.jit(rb.jacobian(lambda x: np.tanh(x) * np.sum(x ** 2), source=source))
+    for x in inputs(3, seed=8, shape=(3,)):
+        assert_same(h(x), rb.hessian(f, source=source)(x))
+        assert_same(j(x), rb.jacobian(lambda x: np.tanh(x) * np.sum(x ** 2), source=source)(x))
+
+
+def test_minimize_with_a_jitted_value_and_grad():
+    def rosen(x):
+        return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    x0 = np.array([-1.2, 1.0, -0.5, 0.8])
+    eager = scipy.optimize.minimize(rb.value_and_grad(rosen), x0, jac=True, method="BFGS")
+    jitted_fun = rb.jit(rb.value_and_grad(rosen))
+    staged = scipy.optimize.minimize(jitted_fun, x0, jac=True, method="BFGS")
+    assert_same(staged.x, eager.x)
+    assert staged.nit == eager.nit and jitted_fun.traces == 2
+
+
+def test_the_callers_arrays_are_the_callers():
+    def f(x):
+        return x, np.sin(x)
+
+    jf = rb.jit(f)
+    x = np.array([0.1, 0.2])
+    kept = x.copy()
+    for _ in range(3):
+        same_x, y = jf(x)
+        assert same_x is x  # f returned its argument: the caller's array, as eagerly
+        y[0] = 99.0  # the caller's to write: the next call is not changed by it
+        np.testing.assert_array_equal(x, kept)
+    g = rb.jit(rb.grad(lambda x: np.sum(x)))
+    first = g(x)
+    first[0] = 5.0
+    assert_same(g(x), np.ones(2))
+
+
+def test_jit_inside_a_differentiation_records_its_ops():
+    jf = rb.jit(lambda x: np.sin(x) * x)
+    jf(np.ones(2))
+    x = np.array([0.3, 0.6])
+    assert_same(rb.grad(lambda x: np.sum(jf(x)))(x), rb.grad(lambda x: np.sum(np.sin(x) * x))(x))
+
+
+def test_the_program_prints_and_threads_share_it():
+    g = rb.jit(rb.grad(chain))
+    xs = inputs(8, seed=9)
+    g(xs[0])
+    assert "def chain(inputs):" in str(g.programs[0]) and "backward" in str(g.programs[0])
+    results = {}
+
+    def worker(k):
+        results[k] = g(xs[k])
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(1, 8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(1, 8):
+        assert_same(results[k], rb.grad(chain)(xs[k]))
+
+
+def test_a_replay_that_raises_is_the_eager_call():
+    def f(x):
+        return np.sum(np.log(x))
+
+    g = rb.jit(rb.grad(f))
+    g(np.array([1.0, 2.0])), g(np.array([2.0, 3.0]))
+    with np.errstate(all="ignore"):
+        assert_same(g(np.array([-1.0, 2.0])), rb.grad(f)(np.array([-1.0, 2.0])))
