@@ -170,6 +170,17 @@ EXAMPLES = [
             "dtype it read (`Tape.decisions`, docs/architecture.md). The recorded path's value "
             "would be another function's. It is also a ValueError.",
             "Trace again on the new inputs (`rb.trace(f, *new_args)`), or call `f` itself."),
+    Example(rb.JitError,
+            "def noisy(w):\n"
+            "    return np.sum(w * np.random.normal(size=3))\n"
+            "rb.jit(rb.grad(noisy))(np.ones(3))",
+            "`rulebridge.jit` cannot replay the function: it draws random numbers inside (a "
+            "replay would repeat the same draw), changes state outside itself, writes into an "
+            "argument in place, or its first replay was not its own result to the bit (it "
+            "computes with something no guard sees: a generator made inside without a seed, "
+            "the clock). docs/jit.md lists each hazard.",
+            "Pass what changes between calls in as an argument (the noise, the time); copy an "
+            "argument before writing into it; or call the function unjitted."),
     Example(rb.NoDerivativeError,
             "a = np.array([[2.0, 1j], [-1j, 3.0]])\n"
             "rb.grad(lambda a: np.sum(np.real(np.linalg.eigh(a)[1])))(a)",

@@ -277,6 +277,7 @@ def _as_plain_arithmetic_gives(out, arithmetic, a, b=_UNARY):
             "the dtype you want (np.complex128(x) for a complex result): NumPy's arithmetic "
             "keeps its dtype.")
     out._value = value
+    out._tape.arithmetic[out._var] = arithmetic  # a recorded program computes it so too (jit)
     return out
 
 

@@ -74,6 +74,8 @@ class Tape:
         # What the program decided on traced values (branches, lengths, shapes): the guards of
         # a replay, in the order taken (rulebridge/engine/decisions.py).
         self.decisions: list[Decision] = []
+        # variable -> the operator whose value on numbers it holds, not the ufunc's (box.py)
+        self.arithmetic: dict[int, Callable] = {}
         # Above every trace made before this one (rulebridge/rules/levels.py): an op goes to
         # the highest-level tape among its arguments' boxes; a lower level's box is a constant.
         self.level = new_level()

@@ -41,7 +41,7 @@ import numpy as np
 from ..engine.decisions import ASKED, same
 from ..engine.forwards import call_forward
 from ..engine.op import UNARY
-from ..rules.rule import CallForward, SparseCotangent
+from ..rules.rule import CallForward, SparseCotangent, function_name
 
 _ndarray = np.ndarray
 
@@ -104,6 +104,7 @@ class Program:
         self.seeded = list(seeded)  # variables a sweep may be seeded at
         self.entries = list(tape.entries)  # the recorded ops, for other back ends and printing
         self.decisions = list(tape.decisions)
+        self.arithmetic = dict(tape.arithmetic)
         self._names: dict[str, Any] = {"_acc": _accumulate, "_cf": call_forward,
                                        "_same": same, "_Guard": GuardFailed, "_ND": _ndarray}
         self._constants: dict[int, str] = {}
@@ -180,6 +181,13 @@ class Program:
                 f"{self._constant(kwargs)}, {self._constant(inputs)})")
 
     def _op(self, position: int, entry: tuple, body: list[str]) -> Any:
+        start = len(body)
+        how = self._emit(position, entry, body)
+        rule = entry[0]
+        body[start] += f"  # {function_name(rule.function)} [{rule.source}]"
+        return how
+
+    def _emit(self, position: int, entry: tuple, body: list[str]) -> Any:
         rule, args, kwargs, inputs, outputs, structure, _ = entry
         if structure is UNARY:
             (var,), (x,) = outputs, inputs
@@ -200,6 +208,10 @@ class Program:
             for k, var in enumerate(outputs):
                 if var is not None:
                     body.append(f"v{var} = {out}[{k}]")
+        elif outputs[0] in self.arithmetic:  # the value the program got is plain Python's
+            operands = ", ".join(self._argument(a, v) for a, v in zip(args, inputs))
+            body.append(f"v{outputs[0]} = {self._name('o', self.arithmetic[outputs[0]])}"
+                        f"({operands})")
         return ("general", q)
 
     def _decision(self, d: int) -> list[str]:
@@ -211,10 +223,11 @@ class Program:
             if type(rule.forward) is not CallForward:
                 answer += "[0]"
         elif kind == "bool":
-            return [f"if bool(v{var}) is not {outcome!r}: raise _Guard({d})"]
+            return [f"if bool(v{var}) is not {outcome!r}: raise _Guard({d})  # a branch"]
         else:
             answer = f"{self._name('a', _ask(kind))}(v{var})"
-        return [f"if not _same({answer}, {expected}): raise _Guard({d})"]
+        what = function_name(call[0].function) if call is not None else kind
+        return [f"if not _same({answer}, {expected}): raise _Guard({d})  # decided: {what}"]
 
     # -- the reverse sweep -----------------------------------------------------------------------
 
@@ -222,7 +235,7 @@ class Program:
         """The variables that depend on a wanted input."""
         active = set(self.wanted)
         for entry in self.entries:
-            if any(v in active for v in _variables(entry[3])):
+            if any(v in active for slot in entry[3] for v in _variables(slot)):
                 active.update(v for v in entry[4] if v is not None)
         return active
 

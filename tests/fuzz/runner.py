@@ -26,16 +26,17 @@ class Tally:
         return sum(self.outcomes.values())
 
 
-def fuzz(n: int, source: str | None = None, checked: bool = False) -> Tally:
+def fuzz(n: int, source: str | None = None, checked: bool = False, mode=None) -> Tally:
     """`n` programs, the same ones on every run (derandomized); a wrong gradient raises.
-    `checked`: in debug mode, every rule boundary checked in full (rulebridge.debug)."""
+    `checked`: in debug mode, every rule boundary checked in full (rulebridge.debug); `mode`:
+    the check of one program (check.py's gradient check by default; jit.py's replays)."""
     tally = Tally()
 
     @settings(max_examples=n, derandomize=True, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(programs())
     def one(program):
-        outcome = run(program, source)
+        outcome = run(program, source, mode=mode)
         tally.outcomes[outcome] += 1
         tally.ops.update(program.ops)
         tally.dtypes[program.dtype.__name__] += 1

@@ -1,0 +1,97 @@
+"""Fuzzed programs through `rulebridge.jit`: each jitted `value_and_grad` is called at the
+program's inputs and then at new ones (nudged, scaled, sign-flipped: some take another branch,
+another mask, another loop count), and every result must be the eager `value_and_grad`'s at the
+same inputs to the bit, or both must refuse, or jit must refuse the program (JitError). A replay
+that returns another number than the eager call is a silently wrong result: `Mismatch`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rulebridge as rb
+
+from .check import Mismatch, _copy, run
+from .generate import Program
+from .runner import Tally, fuzz
+
+FACTORS = (1.0, 1.0007, 0.93, -0.6, 1.0)  # the trace, its check, then replays and re-traces
+
+
+def _moved(x, factor: float, rng):
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
+        nudge = 1 + 1e-4 * rng.normal(size=x.shape)
+        return (x * factor * nudge).astype(x.dtype)
+    if isinstance(x, np.generic) and x.dtype.kind in "fc":
+        return x.dtype.type(x * factor)
+    if type(x) is float:
+        return x * factor
+    return x
+
+
+def _outcome(f, args):
+    try:
+        return "value", f(*[_copy(a) for a in args])
+    except rb.JitError as exc:
+        return "refused", exc
+    except rb.RulebridgeError as exc:
+        return "error", type(exc).__name__
+    except (FloatingPointError, ValueError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
+        return "numpy", type(exc).__name__
+
+
+def _same(a, b) -> bool:
+    la, sa = _flat(a)
+    lb, sb = _flat(b)
+    if sa != sb or len(la) != len(lb):
+        return False
+    for x, y in zip(la, lb):
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, (np.ndarray, np.generic)):
+            if x.shape != y.shape or x.dtype != y.dtype or x.tobytes() != y.tobytes():
+                return False
+        elif not (x == y or (x != x and y != y)):
+            return False
+    return True
+
+
+def _flat(tree):
+    from rulebridge.tree import tree_flatten
+
+    return tree_flatten(tree)
+
+
+def run_jit(program: Program, source: str | None = None) -> str:
+    return run(program, source, mode=_run)
+
+
+def _run(program: Program, source: str | None) -> str:
+    f = program.function()
+    argnums = tuple(range(len(program.inputs)))
+    eager = rb.value_and_grad(f, argnums=argnums, source=source)
+    jitted = rb.jit(rb.value_and_grad(f, argnums=argnums, source=source))
+    rng = np.random.default_rng(len(program.source))
+    outcomes = []
+    with np.errstate(all="ignore"):
+        for factor in FACTORS:
+            args = [_moved(x, factor, rng) for x in program.inputs]
+            got = _outcome(jitted, args)
+            if got[0] == "refused":
+                return "refused"
+            expected = _outcome(eager, args)
+            # (Both refusing is alike whatever the class: the first call's check may settle the
+            # key's verdict, so the second refuses as failed what the first found unverified.)
+            if got[0] != expected[0] or (got[0] == "numpy" and got[1] != expected[1]):
+                raise Mismatch(f"at inputs x{factor}: jit gave {got!r}, eager {expected!r}")
+            if got[0] == "value" and not _same(got[1], expected[1]):
+                raise Mismatch(f"at inputs x{factor}: jit gave {got[1]!r}, eager gave "
+                               f"{expected[1]!r}")
+            outcomes.append(got[0])
+    if jitted.replays == 0:
+        return "traced only"
+    return "pass" if all(o == "value" for o in outcomes) else "raised alike"
+
+
+def fuzz_jit(n: int, source: str | None = None) -> Tally:
+    """`n` programs (the same ones on every run); a replay that differs raises."""
+    return fuzz(n, source, mode=_run)
