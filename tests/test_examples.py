@@ -20,6 +20,7 @@ SMALL = {
     "custom_adapter": {},
     "mlp": {"steps": 300},
     "newton_rosenbrock": {"n": 6},
+    "jit_training": {"steps": 100},
 }
 
 
