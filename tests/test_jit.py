@@ -352,3 +352,21 @@ def test_a_replay_that_raises_is_the_eager_call():
     g(np.array([1.0, 2.0])), g(np.array([2.0, 3.0]))
     with np.errstate(all="ignore"):
         assert_same(g(np.array([-1.0, 2.0])), rb.grad(f)(np.array([-1.0, 2.0])))
+
+
+def test_an_argument_it_does_not_differentiate_may_be_a_python_number_in_the_program():
+    def f(w, n, scale):
+        y = w
+        for _ in range(int(n)):  # as grad(f) allows: n is not differentiated, so not traced
+            y = np.sin(y) * scale
+        return np.sum(y)
+
+    g = rb.jit(rb.grad(f))
+    w = np.array([0.2, 0.4])
+    for n, scale in ((2.0, 1.5), (3.0, 1.5), (2.0, 0.5), (2.0, 1.5)):
+        assert_same(g(w, n, scale), rb.grad(f)(w, n, scale))
+    plain = rb.jit(lambda x, n: np.sin(x) * int(n))
+    for n in (2.0, 3.0, 2.0):
+        assert_same(plain(w, n), np.sin(w) * int(n))
+    with pytest.raises(rb.TracingError):  # the differentiated argument's own: eager raises too
+        rb.jit(rb.grad(lambda x: np.sum(x) * int(x[0])))(np.array([2.0, 1.0]))

@@ -28,11 +28,12 @@ import numpy as np
 
 from ..boundary import name_of
 from ..engine.box import Traced
-from ..errors import JitError, UsageError
+from ..errors import JitError, TracingError, UsageError
 from ..tree import tree_flatten
 from .environment import Environment
 from .program import GuardFailed, Mismatch
 from .variant import Spec, Variant, trace, traced_leaf
+from .variant import differentiated as _differentiated
 
 _ndarray = np.ndarray
 BACKENDS: dict[str, Callable] = {}  # name -> stage(jitted function, variant): other back ends
@@ -53,6 +54,10 @@ class Jitted:
         self.traces = 0
         self.replays = 0
         self.retraced: list[str] = []  # why earlier programs were dropped, latest last
+        # Whether the arguments it does not differentiate are traced (new data, same program).
+        # A program that turns one into a Python number (`range(int(n))`) cannot be traced so:
+        # from its first TracingError on, they are constants keyed by value.
+        self.lifted = True
         self._lock = threading.RLock()
         functools.update_wrapper(self, fun)
 
@@ -101,6 +106,7 @@ class Jitted:
         """(key, each argument's leaves), or None when a leaf is a box."""
         parts: list = [len(args)]
         flat: list = []
+        differentiated = None if self.lifted else _differentiated(self.spec, len(args))
         for i, a in enumerate(args):
             if i in self.static:
                 parts.append(("static", _hashable(self.fun, i, a)))
@@ -112,10 +118,11 @@ class Jitted:
                 leaves, structure = tree_flatten(a)
             flat.append(leaves)
             parts.append(structure)
+            traced = differentiated is None or i in differentiated
             for leaf in leaves:
                 if type(leaf) is Traced:
                     return None
-                parts.append(_leaf_key(leaf))
+                parts.append(_leaf_key(leaf) if traced else _constant_key(leaf))
         for name in sorted(kwargs):
             leaves, structure = tree_flatten(kwargs[name])
             if any(type(leaf) is Traced for leaf in leaves):
@@ -127,7 +134,15 @@ class Jitted:
 
     def _trace(self, key, args: tuple, kwargs: dict) -> Any:
         environment = Environment((self.fun, self.spec.f))
-        value, variant = trace(self.spec, args, kwargs, self.static)
+        try:
+            value, variant = trace(self.spec, args, kwargs, self.static, self.lifted)
+        except TracingError:
+            if not self.lifted or self.spec.kind != "plain" and len(
+                    _differentiated(self.spec, len(args))) == len(args) - len(self.static):
+                raise  # the differentiated arguments' own: the eager call's error
+            self.lifted = False  # a Python number made of an argument it does not differentiate
+            self._forget("an argument it does not differentiate became a Python number")
+            return self(*args, **kwargs)
         self.traces += 1
         drew = environment.drew()
         if drew:
@@ -166,7 +181,7 @@ class Jitted:
     def _verify(self, variant: Variant, args: tuple, kwargs: dict, result: Any) -> None:
         """The variant's first replay against a fresh trace of the same call: equal to the bit,
         or the function is refused (it computes with something no guard sees)."""
-        again, _ = trace(self.spec, args, kwargs, self.static)
+        again, _ = trace(self.spec, args, kwargs, self.static, self.lifted)
         self.traces += 1
         difference = _difference(result, again)
         if difference is not None:

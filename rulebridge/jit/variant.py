@@ -179,10 +179,13 @@ def _layout(call: Call, tree: Any) -> tuple:
                        for value, var in zip(values, variables)]
 
 
-def trace(spec: Spec, args: tuple, kwargs: dict, static: frozenset) -> tuple[Any, Variant]:
-    """The eager result of `spec` at these arguments, and the variant that replays it."""
+def trace(spec: Spec, args: tuple, kwargs: dict, static: frozenset,
+          lifted: bool = True) -> tuple[Any, Variant]:
+    """The eager result of `spec` at these arguments, and the variant that replays it; with
+    `lifted`, the arguments it does not differentiate are traced too (else they are constants
+    of the program, and part of its key by value)."""
     f, kind = spec.f, spec.kind
-    others = tuple(i for i in range(len(args)) if i not in static)
+    others = tuple(i for i in range(len(args)) if i not in static) if lifted else ()
     with collector_paused:
         if kind == "plain":
             call = Call(f, args, kwargs, others, False, None, strict=False)
@@ -242,6 +245,13 @@ def _identifier(f: Callable) -> str:
     return name if name.isidentifier() else "program"
 
 
+def differentiated(spec: Spec, n_args: int) -> frozenset:
+    """The positions `spec` differentiates at a call with `n_args` positional arguments."""
+    if spec.kind == "plain":
+        return frozenset()
+    return frozenset(positions_of(spec.f, spec.argnums, n_args))
+
+
 def traced_leaf(x: Any) -> bool:
-    """Is this leaf of a non-static argument a tape input (else part of the key by value)?"""
+    """Is this leaf of a traced argument a tape input (else part of the key by value)?"""
     return boxable(x)
