@@ -200,12 +200,9 @@ class Jitted:
 def _refuse_writes_into_arguments(f: Callable, variant: Variant, args: tuple) -> None:
     """A write into an argument's memory is the caller's to see; a replay computes writes as new
     arrays, so it would not make it."""
-    effects = variant.call.run.tape.effects
-    if effects is None:
-        return
+    written, variant.written = variant.written, []
     arrays = [leaf for a in args for leaf in tree_flatten(a)[0] if type(leaf) is _ndarray]
-    for op in effects.writes:
-        target = op.residuals.target
+    for target in written:
         for array in arrays:
             if np.may_share_memory(target, array):
                 raise JitError(

@@ -102,7 +102,8 @@ class Program:
         self.outputs = list(outputs)  # variables whose values the program returns
         self.wanted = list(wanted)  # input variables whose cotangents a sweep returns
         self.seeded = list(seeded)  # variables a sweep may be seeded at
-        self.entries = list(tape.entries)  # the recorded ops, for other back ends and printing
+        # The recorded ops, for other back ends: Op's fields, without the first call's residuals.
+        self.entries = [tuple(entry[:6]) + (None,) for entry in tape.entries]
         self.decisions = list(tape.decisions)
         self.arithmetic = dict(tape.arithmetic)
         self._names: dict[str, Any] = {"_acc": _accumulate, "_cf": call_forward,

@@ -47,7 +47,14 @@ class Variant:
 
     def __init__(self, spec: Spec, call: Call, program: Program, slots: list, outputs: list,
                  aux: Any) -> None:
-        self.spec, self.call, self.program = spec, call, program
+        self.spec, self.program = spec, program
+        # What a replay needs of the traced call, not the call itself (its tape holds every
+        # value of the first call): the differentiated positions, each traced argument's
+        # structure and variables, and the arrays its writes wrote into (checked once).
+        self.positions = call.positions
+        self.traced = {i: _Leaves(arg, None) for i, arg in call.run.traced.items()}
+        effects = call.run.tape.effects
+        self.written = [op.residuals.target for op in effects.writes] if effects else []
         self.slots = slots  # per tape input: (argument position, leaf index)
         self.outputs = outputs  # the result's structure and its leaves: variables or constants
         self.aux = aux  # has_aux: (structure, leaves) likewise
@@ -76,14 +83,12 @@ class Variant:
             return result
         if kind == "jacobian":
             return self._jacobian(args, flat, backward, result, aux)
-        call = self.call
         structure, leaves = self.outputs
         var = leaves[0] if type(leaves[0]) is int else None
         seeds = {var: one_like(result)} if var is not None else {}
         cts = backward(seeds) if seeds else {}
         owner = Ownership(args, result, aux)
-        grads = tuple(_gradient(call.run.traced[i], flat[i], cts, owner)
-                      for i in call.positions)
+        grads = tuple(_gradient(self.traced[i], flat[i], cts, owner) for i in self.positions)
         value = (result, aux) if self.spec.has_aux else result
         grads = one_or_tuple(self.spec.argnums, grads)
         if kind == "grad":
@@ -91,9 +96,8 @@ class Variant:
         return value, grads
 
     def _jacobian(self, args, flat, backward, result, aux) -> Any:
-        call = self.call
         structure, leaves = self.outputs
-        run = _Replayed(call, flat, backward)
+        run = _Replayed(self, flat, backward)
         values = [result] if structure is LEAF else tree_flatten(result)[0]
         blocks = [jacobian_block(run.as_call(values, leaves), k) for k in range(len(values))]
         jac = structure.unflatten([one_or_tuple(self.spec.argnums, b) for b in blocks])
@@ -103,9 +107,9 @@ class Variant:
 class _Replayed:
     """What `jacobian_block` reads of a `Call`, over a replay: its sweep is the program's."""
 
-    def __init__(self, call: Call, flat: list, backward: Callable) -> None:
-        self.positions = call.positions
-        self.traced = {i: _Leaves(arg, flat[i]) for i, arg in call.run.traced.items()}
+    def __init__(self, variant: Variant, flat: list, backward: Callable) -> None:
+        self.positions = variant.positions
+        self.traced = {i: _Leaves(arg, flat[i]) for i, arg in variant.traced.items()}
         self.leaves = {var: leaf for arg in self.traced.values()
                        for var, leaf in zip(arg.variables, arg.leaves) if var is not None}
         self.backward = backward
