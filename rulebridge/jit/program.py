@@ -84,8 +84,18 @@ def _accumulate(prev: Any, ct: Any, primal: Any) -> Any:
     return ct if prev is None else prev + ct
 
 
-def _ask(kind: str):
-    return ASKED[kind]
+_ATTRIBUTES = ("shape", "ndim", "size")  # questions an ndarray answers as an attribute
+
+
+def _decided(answer: Any, outcome: Any) -> bool:
+    """Is a re-run op's answer the recorded one: type, shape, dtype and bytes (a decision's
+    answer carries no gradient: a bool, an int, an index array), else as `same` compares."""
+    if type(answer) is not type(outcome):
+        return False
+    if type(answer) is _ndarray or isinstance(answer, np.generic):
+        return (answer.shape == outcome.shape and answer.dtype == outcome.dtype
+                and answer.tobytes() == outcome.tobytes())
+    return same(answer, outcome)
 
 
 class Program:
@@ -106,8 +116,9 @@ class Program:
         self.entries = [tuple(entry[:6]) + (None,) for entry in tape.entries]
         self.decisions = list(tape.decisions)
         self.arithmetic = dict(tape.arithmetic)
-        self._names: dict[str, Any] = {"_acc": _accumulate, "_cf": call_forward,
-                                       "_same": same, "_Guard": GuardFailed, "_ND": _ndarray}
+        self._names: dict[str, Any] = {"_acc": _accumulate, "_cf": call_forward, "_same": same,
+                                       "_decided": _decided, "_Guard": GuardFailed,
+                                       "_ND": _ndarray}
         self._constants: dict[int, str] = {}
         lines: list[str] = [f"def {name}(inputs):"]
         body: list[str] = []
@@ -218,17 +229,22 @@ class Program:
     def _decision(self, d: int) -> list[str]:
         position, var, kind, outcome, call = self.decisions[d]
         expected = self._constant(outcome)
-        if call is not None:  # an op whose answer carries no gradient, run again
+        if call is not None:  # an op whose answer carries no gradient: NumPy's function again
             rule, args, kwargs = call
-            answer = self._call(rule, args, kwargs, var)
-            if type(rule.forward) is not CallForward:
-                answer += "[0]"
-        elif kind == "bool":
+            spelled = [self._argument(a, v) for a, v in zip(args, var)]
+            keywords = f", **{self._constant(dict(kwargs))}" if kwargs else ""
+            answer = f"{self._name('f', rule.function)}({', '.join(spelled)}{keywords})"
+            return [f"if not _decided({answer}, {expected}): raise _Guard({d})  # decided: "
+                    f"{function_name(rule.function)}"]
+        if kind == "bool":
             return [f"if bool(v{var}) is not {outcome!r}: raise _Guard({d})  # a branch"]
-        else:
-            answer = f"{self._name('a', _ask(kind))}(v{var})"
-        what = function_name(call[0].function) if call is not None else kind
-        return [f"if not _same({answer}, {expected}): raise _Guard({d})  # decided: {what}"]
+        if kind in _ATTRIBUTES and type(outcome) in (int, tuple):  # x.shape, x.ndim, x.size
+            return [f"if (v{var}.{kind} if type(v{var}) is _ND else {self._name('a', ASKED[kind])}"
+                    f"(v{var})) != {expected}: raise _Guard({d})  # decided: {kind}"]
+        if kind in ("len", "int") and type(outcome) is int:
+            return [f"if {kind}(v{var}) != {outcome!r}: raise _Guard({d})  # decided: {kind}"]
+        answer = f"{self._name('a', ASKED[kind])}(v{var})"
+        return [f"if not _same({answer}, {expected}): raise _Guard({d})  # decided: {kind}"]
 
     # -- the reverse sweep -----------------------------------------------------------------------
 
