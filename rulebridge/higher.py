@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .api import grad, jacobian
+from .engine.box import Traced
 from .errors import UsageError
 from .tree import tree_flatten
 
@@ -99,5 +100,7 @@ def _inner(gradient: Any, v: Any, f: Any) -> Any:
     total = 0.0
     for leaf, direction in zip(leaves, v_leaves):
         if leaf is not None:
-            total = total + np.sum(leaf * np.asarray(direction))
+            # (a box when v is traced too: differentiated, or an input of a recorded program)
+            total = total + np.sum(leaf * (direction if isinstance(direction, Traced)
+                                           else np.asarray(direction)))
     return total
