@@ -52,8 +52,8 @@ class Environment:
 
     __slots__ = ("fun", "leaves", "generators", "states", "modules")
 
-    def __init__(self, fun: Callable) -> None:
-        self.fun = fun
+    def __init__(self, fun: Any) -> None:
+        self.fun = fun  # a function, or a tuple of them
         self.generators: dict[int, Any] = {}
         self.leaves = list(self._walk())
         self.states = _states(self.generators)

@@ -45,7 +45,7 @@ class Variant:
     """A program and how to feed it: which argument leaf is which tape input, and how to build
     the result from what the program returns."""
 
-    def __init__(self, spec: Spec, call: Call, program: Program, slots: list, outputs: list,
+    def __init__(self, spec: Spec, call: Call, program: Program, slots: list, outputs: tuple,
                  aux: Any) -> None:
         self.spec, self.program = spec, program
         # What a replay needs of the traced call, not the call itself (its tape holds every
@@ -54,11 +54,13 @@ class Variant:
         self.positions = call.positions
         self.traced = {i: _Leaves(arg, None) for i, arg in call.run.traced.items()}
         effects = call.run.tape.effects
-        self.written = [op.residuals.target for op in effects.writes] if effects else []
+        writes = getattr(effects, "writes", ())  # (rulebridge/writes/write.py's state)
+        self.written = [op.residuals.target for op in writes]
         self.slots = slots  # per tape input: (argument position, leaf index)
         self.outputs = outputs  # the result's structure and its leaves: variables or constants
         self.aux = aux  # has_aux: (structure, leaves) likewise
         self.verified = False  # compared once with a second eager trace (jitted.py)
+        self.staged: Any = None  # another back end's form of the program (jitted.BACKENDS)
         self.replays = 0
 
     def inputs(self, flat: list) -> list:
@@ -99,7 +101,8 @@ class Variant:
         structure, leaves = self.outputs
         run = _Replayed(self, flat, backward)
         values = [result] if structure is LEAF else tree_flatten(result)[0]
-        blocks = [jacobian_block(run.as_call(values, leaves), k) for k in range(len(values))]
+        replayed: Any = run.as_call(values, leaves)  # what jacobian_block reads of a Call
+        blocks = [jacobian_block(replayed, k) for k in range(len(values))]
         jac = structure.unflatten([one_or_tuple(self.spec.argnums, b) for b in blocks])
         return (jac, aux) if self.spec.has_aux else jac
 
@@ -132,7 +135,7 @@ class _Replayed:
 class _Leaves:
     """An `Argument` (rulebridge/boundary.py) with this call's leaves."""
 
-    def __init__(self, arg, leaves: list) -> None:
+    def __init__(self, arg: Any, leaves: list | None) -> None:
         self.structure, self.variables, self.leaves = arg.structure, arg.variables, leaves
 
 
