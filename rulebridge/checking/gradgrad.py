@@ -25,7 +25,7 @@ from ..rules.rule import PullbackCall, Rule
 from .check import check_call
 
 MODE = " gradgrad"
-# (function name, source, key text, traced arguments of the call) -> (status, reason)
+# (function name, source, key text, traced arguments of the call, its signature) -> verdict
 VERDICTS: dict[tuple, tuple[str, str]] = {}
 _lock = threading.Lock()
 _MAX_VERDICTS = 50_000
@@ -39,7 +39,8 @@ def verify(rule: Rule, key: str, call: PullbackCall, traced: tuple) -> tuple[str
                                       imported=rule.notes.startswith("imported"))
     if shipped in ("pass", "fail", "error"):
         return shipped, "" if shipped == "pass" else "in the shipped compatibility matrix"
-    memo = (rule.name, rule.source, key, traced)
+    # the second-order function's own signature too: which outputs' cotangents it takes
+    memo = (rule.name, rule.source, key, traced, call.rule.signature)
     found = VERDICTS.get(memo)
     if found is not None:
         return found

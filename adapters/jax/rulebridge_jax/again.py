@@ -35,8 +35,10 @@ class FunctionRules:
     """Rules, per signature, for `jax_function`: flat array arguments -> a tuple of arrays."""
 
     def __init__(self, jax_function: Callable, name: str,
-                 check: Callable[[tuple, tuple], None] | None = None) -> None:
-        jitted = jax.jit(jax_function)
+                 check: Callable[[tuple, tuple], None] | None = None,
+                 compiled: Callable | None = None) -> None:
+        # `compiled`: the function jitted already (the first-order pullback), else jitted here
+        jitted = compiled or jax.jit(jax_function)
         self.name = name
         self.pullbacks = JitPullbacks(jax_function, name, operands=True)
         self.pushforwards = JitPushforwards(jax_function, name, operands=True)

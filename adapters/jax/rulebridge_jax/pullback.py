@@ -107,8 +107,6 @@ class JitPullbacks:
         """This pullback at these arguments and cotangent (which may hold an enclosing
         differentiation's boxes) as a call of one function of flat arrays, the leaves then the
         used cotangents, with the rule of that function (its VJP jitted: again.py)."""
-        from .again import FunctionRules
-
         used = None
         if type(cotangent) is tuple:
             used = tuple(g is not None for g in cotangent)
@@ -116,17 +114,37 @@ class JitPullbacks:
         static_args, static_kwargs, leaves, counts = freeze_call(args, kwargs, self.operands,
                                                                  boxes=True)
         diff, owners = _differentiated(leaves, counts, argnums)
-        key = (static_args, static_kwargs, diff, used, len(leaves))
+        # the key `__call__` compiled this pullback under at the plain values (its common case)
+        fast = not kwargs and all(type(rulebridge.primal(a)) is _ndarray for a in args)
+        key = (static_args, static_kwargs, diff, used, len(leaves), fast)
         rules = self.again.get(key)
         if rules is None:
-            n, name = len(leaves), self.name
-            rules = self.again[key] = FunctionRules(
-                _flat(self._function(static_args, static_kwargs, diff, used), n,
-                      used is not None), f"pullback of {name}",
-                None if used is None else lambda outs, flat: _finite(outs, flat[n:], name))
+            rules = self.again[key] = self._rules(static_args, static_kwargs, diff, used,
+                                                  len(leaves), fast)
         flat = tuple(leaves) + (cotangent if used is not None else (cotangent,))
         return rulebridge.PullbackCall(rules.rule(flat), flat,
                                        lambda outputs: _assemble(args, argnums, owners, outputs))
+
+    def _rules(self, static_args, static_kwargs, diff, used, n: int, fast: bool):
+        """The `FunctionRules` of this configuration's pullback as a function of flat arrays,
+        whose forward is the first-order pullback compiled already (under `__call__`'s key)."""
+        from .again import FunctionRules
+
+        key = (n, diff, used) if fast else (static_args, static_kwargs, diff, used)
+        jitted = self.compiled.get(key)
+        if jitted is None:
+            jitted = self.compiled[key] = self._jit(static_args, static_kwargs, diff, used)
+        several = used is not None
+
+        def compiled(*flat):  # the leaves as `__call__` hands them over: a tuple, or a list
+            leaves = tuple(flat[:n]) if fast else list(flat[:n])
+            return jitted(leaves, flat[n:] if several else flat[n])
+
+        name = self.name
+        return FunctionRules(_flat(self._function(static_args, static_kwargs, diff, used), n,
+                                   several), f"pullback of {name}",
+                             None if used is None else lambda outs, flat: _finite(
+                                 outs, flat[n:], name), compiled)
 
     def _jit(self, static_args, static_kwargs, diff, used) -> Callable:
         return jax.jit(self._function(static_args, static_kwargs, diff, used))
