@@ -15,6 +15,7 @@ from .checking import firstuse as _firstuse
 from .checking import kinks as _kinks
 from .checking import phase_refusal as _phase_refusal
 from .checking import gradcheck as _gradcheck
+from .checking import gradgrad as _gradgrad
 from .checking import regimes as _regimes
 from .checking import status as _status
 from .checking.debug import debug
@@ -37,8 +38,9 @@ from .rules.adapter import ENTRY_POINT_GROUP, Adapter, AdapterInfo
 from .rules.conform import DIFFERENTIABLE_DTYPES, conform_cotangent, decline_unsupported
 from .rules.keys import key_of, spelled_for
 from .rules.namespaces import dispatched_functions, dispatches
+from .rules.levels import primal
 from .rules.registry import REGISTRY
-from .rules.rule import CallForward, Rule, SparseCotangent, function_name
+from .rules.rule import CallForward, PullbackCall, Rule, SparseCotangent, function_name
 from .rules.signature import (Signature, SpecInfo, format_signature, format_spec,
                               is_differentiable, parse_signature, signature_of, spec_of)
 from .rules.speed import measure_rules
@@ -195,13 +197,14 @@ _phase_refusal.install(REGISTRY)  # NumPy's complex eigenvectors' phases: no der
 _kinks.install(REGISTRY)  # a norm at zero: the subgradient 0, not NaN
 _regimes.install(REGISTRY)  # pinv and lstsq where rcond cuts: checking/regimes.py
 _gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
+_gradgrad.install()  # a pullback offered as a rule is checked before use: checking/gradgrad.py
 
 __all__ = [
     "GradientCheckError", "check_grads", "elementwise_grad", "flatten", "jacobian",
     "register_container", "hessian", "hvp", "jacrev",
     "jit", "Jitted", "JitError",
     "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "ArgumentError", "UsageError",
-    "CallForward", "CheckResult",
+    "CallForward", "CheckResult", "PullbackCall",
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
     "NestedDifferentiationError", "NoDerivativeError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",
@@ -214,6 +217,6 @@ __all__ = [
     "import_rule", "is_differentiable", "jacfwd", "jvp", "key_of", "linearize", "lookup",
     "Lookup", "rule_for", "Verdict",
     "lower_triangle_cotangent", "measure_rules", "one_triangle_call", "parse_signature",
-    "prefer", "reads_one_triangle", "register_adapter", "rules", "signature_of", "spec_of",
+    "prefer", "primal", "reads_one_triangle", "register_adapter", "rules", "signature_of", "spec_of",
     "spelled_for", "trace", "triangle_read", "trust", "value_and_grad", "vjp",
 ]

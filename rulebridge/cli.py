@@ -26,9 +26,10 @@ def matrix(argv: list[str] | None = None) -> int:
         The exit status.
     """
     from .checking.command import main as run_matrix
+    from .higher import check_gradgrad
     from .scipy import imported
 
-    return run_matrix(argv, importers=(imported,))
+    return run_matrix(argv, importers=(imported,), second_order=check_gradgrad)
 
 
 class _Spelled:

@@ -15,9 +15,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .api import grad, jacobian
+from .api import grad, jacobian, vjp
+from .checking.arguments import differentiable_argnums
+from .checking.check import check_call
+from .checking.fd import _random_like
+from .checking.firstuse import trust
+from .checking.result import CheckResult
 from .engine.box import Traced
 from .errors import UsageError
+from .rules.rule import CallForward, Rule, function_name
+from .rules.signature import is_differentiable, signature_of
 from .tree import tree_flatten
 
 #: JAX's name for the reverse-mode Jacobian: `rulebridge.jacobian` itself.
@@ -104,3 +111,68 @@ def _inner(gradient: Any, v: Any, f: Any) -> Any:
             total = total + np.sum(leaf * (direction if isinstance(direction, Traced)
                                            else np.asarray(direction)))
     return total
+
+
+def check_gradgrad(function: Callable, args: tuple, kwargs: dict, argnums: tuple | None,
+                   source: str, seed: int = 0) -> CheckResult | None:
+    """The second-order check of `source`'s rule for `function` at these inputs (the matrix's
+    gradgrad column, PyTorch OpInfo's `gradgrad`): the pullback as a function of the traced
+    arguments and the output's cotangent, `P(*xs, *ybar) = rulebridge.vjp(function)(ybar)`
+    with `source`'s rules, is given the rule whose pullback is rulebridge's vjp of `P` (the
+    nested differentiation users run: a pullback that is NumPy code traced, one offered as a
+    rule recorded as one op), and that rule is checked against central differences of `P`
+    itself. Rules are used unchecked inside (the check is this one). None where the case has
+    a traced argument that is a sequence, or no differentiable output. `argnums` None: the
+    arguments a first-order check differentiates by default (its float and complex arrays)."""
+    if argnums is None:
+        argnums = differentiable_argnums(args)
+    if any(type(args[i]) in (list, tuple) for i in argnums):
+        return None
+    out = function(*args, **kwargs)
+    several = isinstance(out, tuple)
+    outs = tuple(out) if several else (out,)
+    used = [k for k, o in enumerate(outs) if is_differentiable(o)]
+    if not used or not argnums:
+        return None
+    n = len(argnums)
+
+    def call(*xs):
+        full = list(args)
+        for i, x in zip(argnums, xs):
+            full[i] = x
+        return function(*full, **kwargs)
+
+    def pullback_function(*flat):
+        ybar = [None] * len(outs)
+        for k, g in zip(used, flat[n:]):
+            ybar[k] = g
+        _, pull = vjp(call, *flat[:n], source=source)
+        cts = pull(tuple(ybar) if several else ybar[0])
+        return tuple(_zero(x) if ct is None else ct for ct, x in zip(cts, flat[:n]))
+
+    pullback_function.__rulebridge_name__ = f"pullback of {function_name(function)}"
+    rng = np.random.default_rng(seed)
+    flat = tuple(args[i] for i in argnums) + tuple(_random_like(outs[k], rng) for k in used)
+
+    def second(residuals, g, nums):
+        _, at, _ = residuals
+
+        def part(*traced):
+            full = list(at)
+            for i, t in zip(nums, traced):
+                full[i] = t
+            return pullback_function(*full)
+
+        _, pull = vjp(part, *(at[i] for i in nums), source=source)
+        return pull(g)
+
+    rule = Rule(pullback_function, signature_of(flat), CallForward(pullback_function), second,
+                source=source)
+    with trust():
+        return check_call(rule, flat, {}, argnums=tuple(
+            i for i, a in enumerate(flat) if is_differentiable(a)), seed=seed)
+
+
+def _zero(x: Any) -> Any:
+    return np.zeros(np.shape(x), np.result_type(x)) if hasattr(x, "dtype") else 0.0 * x
+

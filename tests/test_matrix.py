@@ -20,6 +20,7 @@ from rulebridge.checking import conventions, render, status
 from rulebridge.checking.catalogue import cases_for, exports
 from rulebridge.checking.command import version_mismatch
 from rulebridge.cli import matrix as matrix_main
+from rulebridge.higher import check_gradgrad
 from rulebridge.checking.matrix import Plan, case_key, changed_cells, check_function, example_call
 from rulebridge.rules.keys import format_key, normalise
 
@@ -31,7 +32,7 @@ COMMITTED = json.loads(JSON.read_text())
 # the SciPy drop-ins' rows, for this module's rulebridge_row and PLAN (the command passes them)
 rulebridge_importers = (rulebridge.scipy.imported,)
 PLAN = Plan(tuple(COMMITTED["sources"]), tuple(COMMITTED["dtypes"]), COMMITTED["seed"],
-            rulebridge_importers)
+            rulebridge_importers, check_gradgrad)  # as the command passes them
 ROWS = list(dict.fromkeys(c["function"] for c in COMMITTED["cells"]))
 # Every 25th row plus rows whose results are instructive (failures, decompositions, lists).
 SUBSET = sorted(set(ROWS[::25]) | {"numpy.sin", "numpy.linalg.eigh", "numpy.fft.rfft",
@@ -113,8 +114,8 @@ def _pair_with_one_failed_source():
     table = {name: entry["status"] for name, entry in status.load()["sources"].items()}
     for function, signatures in table.get("autograd", {}).items():
         for signature, state in signatures.items():
-            if signature.endswith(" jvp"):
-                continue  # a pushforward's verdict (forward mode), not the pullback's
+            if signature.endswith((" jvp", " gradgrad")):
+                continue  # a pushforward's or a second order's verdict, not the pullback's
             others = [s for s in table if s != "autograd"
                       and table[s].get(function, {}).get(signature) == "pass"]
             if state == "fail" and others:

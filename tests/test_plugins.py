@@ -124,11 +124,15 @@ def test_example_adapter_appears_in_the_matrix(site, tmp_path):
     assert STATUS_FILE.read_bytes() == shipped  # the package's shipped status is not a user's
     cells = json.loads(json_path.read_text())["cells"]
     example = [c for c in cells if c["source"] == "example"]
-    assert {c["status"] for c in example} == {"pass"}, example
+    assert {c["status"] for c in example if c["dtype"] != "gradgrad"} == {"pass"}, example
     covered = {(c["function"], c["dtype"]) for c in example}
     assert covered == {(f"numpy.{name}", dtype)
                        for name in ("sin", "cos", "exp", "tanh", "log1p", "sum")
-                       for dtype in ("float32", "float64", "complex128", "jvp")}
+                       for dtype in ("float32", "float64", "complex128", "jvp", "gradgrad")}
+    # its second order: its pullbacks are NumPy code, whose own ops (multiply) it has no rule
+    # for, so with this source alone they cannot be differentiated again, and the column says so
+    second = {c["status"] for c in example if c["dtype"] == "gradgrad"}
+    assert second == {"error"}, example
     assert "example" in out.read_text()
 
 

@@ -139,11 +139,13 @@ EXAMPLES = [
             "An adapter is not installed, failed to import, or raised while building a rule.",
             "Install it (the message says how) or pick an installed source."),
     Example(rb.NestedDifferentiationError,
-            "rb.hessian(lambda x: np.sum(np.sin(x)), source='jax')(np.ones(3))",
+            "rb.hessian(lambda a: np.sum(np.linalg.cholesky(a)), source='jax')(2 * np.eye(2))",
             "Nested differentiation (grad of grad, hessian, a gradient inside a loss) met a rule "
-            "whose pullback is not NumPy code (JAX's are compiled), so its derivative cannot be "
-            "recorded; or a traced value escaped an earlier differentiation (a global, a "
-            "closure) and is used again.",
+            "whose pullback is not NumPy code and which offers no verified rule for it (JAX "
+            "offers the VJP of its compiled pullback, checked before use, except for the "
+            "functions that read one triangle), so its derivative cannot be recorded; or a "
+            "traced value escaped an earlier differentiation (a global, a closure) and is used "
+            "again.",
             "Differentiate the inner level with a source whose pullbacks are NumPy code "
             "(autograd's, or source=None); return plain results from differentiated functions."),
     Example(rb.MutationError,

@@ -18,6 +18,7 @@ from ..rules.registry import REGISTRY
 from . import render
 from .matrix import (DTYPES, SEED, Importer, Outcome, Plan, default_jobs, made_by, run,
                      versions)
+from .modes import SecondOrder
 from .progress import Progress
 
 MARKDOWN, JSON, MEASURED = "compat_matrix.md", "compat_matrix.json", "compat_matrix.measured.json"
@@ -50,12 +51,14 @@ def parser() -> argparse.ArgumentParser:
 
 def generate(sources: list[str] | None, jobs: int, seed: int = SEED,
              progress: Progress | None = None, expected: dict[str, float] | None = None,
-             cache: Path | None = None,
-             importers: tuple[Importer, ...] = ()) -> tuple[Outcome, str]:
+             cache: Path | None = None, importers: tuple[Importer, ...] = (),
+             second_order: SecondOrder | None = None) -> tuple[Outcome, str]:
     """Run the matrix for `sources` (None: every installed adapter), with rows for what
-    `importers` imported (matrix.Importer); the outcome and its Markdown."""
+    `importers` imported (matrix.Importer) and the gradgrad column `second_order` checks
+    (modes.py); the outcome and its Markdown."""
     names = tuple(sources or sorted(REGISTRY.infos()))
-    outcome = run(Plan(names, DTYPES, seed, importers), jobs=jobs, progress=progress,
+    outcome = run(Plan(names, DTYPES, seed, importers, second_order), jobs=jobs,
+                  progress=progress,
                   expected=expected, cache=cache)
     return outcome, render.to_markdown(outcome.matrix)
 
@@ -68,9 +71,12 @@ def default_cache() -> Path:
     return Path(base) / "rulebridge"
 
 
-def main(argv: list[str] | None = None, importers: tuple[Importer, ...] = ()) -> int:
+def main(argv: list[str] | None = None, importers: tuple[Importer, ...] = (),
+         second_order: SecondOrder | None = None) -> int:
     """`rulebridge matrix ARGS`; `importers` give the rows of functions imported by a layer
-    above this one (matrix.Importer: the `rulebridge` command passes the SciPy drop-ins')."""
+    above this one (matrix.Importer: the `rulebridge` command passes the SciPy drop-ins'), and
+    `second_order` the check of the gradgrad column (modes.py: the command passes
+    `rulebridge.higher.check_gradgrad`)."""
     command = parser()
     args = command.parse_args(argv)
     folder = Path(args.output)
@@ -91,7 +97,8 @@ def main(argv: list[str] | None = None, importers: tuple[Importer, ...] = ()) ->
     try:
         cache = None if args.no_cache else Path(args.cache) if args.cache else default_cache()
         outcome, markdown = generate(sources, jobs, args.seed, progress,
-                                     _row_seconds(measured_path), cache, importers)
+                                     _row_seconds(measured_path), cache, importers,
+                                     second_order)
     finally:
         progress.close()
     elapsed, cpu = time.perf_counter() - start, sum(outcome.seconds.values())

@@ -17,6 +17,7 @@ from ..rules.keys import format_key, keyed
 from ..rules.registry import REGISTRY
 from ..rules.rule import function_name
 from . import conventions
+from .modes import MODES
 
 # What a verdict cannot say: where a derivative does not exist or is a convention.
 _EIGENVECTORS = ("eigenvectors of a repeated eigenvalue are not unique and have no derivative, "
@@ -48,15 +49,20 @@ class Verdict:
     status: str
     origin: str = ""
     reason: str = ""
+    # the shipped verdicts of the rule's other modes at the key (checking/modes.py): "jvp"
+    # (its pushforward) and "gradgrad" (its second order); "unchecked" where there is none
+    modes: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         if self.status == "no rule":
             return f"{self.source}: no rule here ({self.reason})"
         if self.status == "unchecked":
-            return (f"{self.source}: not checked at this key by the shipped matrix; checked at "
+            text = (f"{self.source}: not checked at this key by the shipped matrix; checked at "
                     "the first call's inputs before its rule is used")
-        text = f"{self.source}: {self.status} ({self.origin})"
-        return text + (f": {self.reason}" if self.reason else "")
+        else:
+            text = f"{self.source}: {self.status} ({self.origin})"
+            text += f": {self.reason}" if self.reason else ""
+        return text + "".join(f"; {mode} {status}" for mode, status in self.modes.items())
 
 
 @dataclass
@@ -109,21 +115,23 @@ def lookup_call(function: Callable, args: tuple, kwargs: dict) -> Lookup:
     args, kwargs, signature, config, _ = keyed(function, args, dict(kwargs))
     key, name = format_key(signature, config), function_name(function)
     checked = REGISTRY.checked(name, key)
+    imported = bool(REGISTRY.imported_sources(function))
     verdicts = []
     for source, rule, refusal in REGISTRY.verdicts(function, signature, config):
         if rule is None:
             verdicts.append(Verdict(source, "no rule", reason=refusal))
             continue
         status = checked.get(source) or rule.status
+        modes = {mode: REGISTRY.shipped_status(name, source, f"{key} {mode}", imported)
+                 or "unchecked" for mode in MODES}
         if status in ("unchecked", "unverified"):
-            verdicts.append(Verdict(source, "unchecked"))
+            verdicts.append(Verdict(source, "unchecked", modes=modes))
             continue
         origin = ("checked at a call's inputs in this process" if source in checked
                   else "the shipped matrix")
         reason = "" if status == "pass" or source in checked else _reason(name, source, key)
-        verdicts.append(Verdict(source, status, origin, reason))
+        verdicts.append(Verdict(source, status, origin, reason, modes))
     used = REGISTRY.lookup(function, signature, None, config)
-    imported = bool(REGISTRY.imported_sources(function))
     nearby = {v.source: REGISTRY.shipped_keys(name, v.source, imported) for v in verdicts}
     return Lookup(name, key, verdicts, None if used.missing else str(used.source),
                   {s: keys for s, keys in nearby.items() if keys},

@@ -13,6 +13,7 @@ part); each worker resolves names to functions itself, so nothing unpicklable cr
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import multiprocessing
 import os
@@ -35,7 +36,8 @@ from . import conventions
 from .catalogue import cases_for, exports, rows
 from .arguments import with_traced
 from .check import check_call
-from .pushforward import check_pushforward
+from .modes import (GRADGRAD, JVP, NO_GRADIENT, SecondOrder, gradgrad_verdict,
+                    has_second_order, pushforward_verdict)
 from .versions import LIBRARIES, versions  # noqa: F401 (matrix.LIBRARIES: the command's)
 from .domains import build_args
 
@@ -58,6 +60,8 @@ class Plan:
     dtypes: tuple[str, ...] = DTYPES
     seed: int = SEED
     importers: tuple[Importer, ...] = ()
+    # the gradgrad column's check, from a layer above (modes.py); None: no such column
+    second_order: SecondOrder | None = None
 
 
 def offered(sources: Iterable[str], importers: Iterable[Importer] = ()) -> dict[str,
@@ -148,6 +152,7 @@ def _check_row(name: str, plan: Plan, measured: list[dict]) -> list[dict]:
                                reason="no input domain in the catalogue yet"))
     if not cases:
         return cells
+    second_order = plan.second_order if has_second_order(name) else None
     for dtype in plan.dtypes:
         # Every case in float64, the first in the other columns: a JAX pullback compiles once
         # per signature, and that is what bounds a full run's time. A decomposition's cases
@@ -159,7 +164,7 @@ def _check_row(name: str, plan: Plan, measured: list[dict]) -> list[dict]:
                 continue
             key = case_key(plan.seed, name, dtype, number)
             cells += _check_case(name, function, case, dtype, key, sources, plan.seed,
-                                 measured)
+                                 measured, second_order if number == 0 else None)
     return cells
 
 
@@ -182,7 +187,8 @@ def case_key(seed: int, name: str, dtype: str, number: int) -> str:
     return f"{seed}|{name}|{dtype}|{number}"
 
 
-def _check_case(name, function, case, dtype, key, sources, seed, measured) -> list[dict]:
+def _check_case(name, function, case, dtype, key, sources, seed, measured,
+                second_order=None) -> list[dict]:
     def fresh_call():
         return example_call(case, dtype, key)
 
@@ -226,38 +232,18 @@ def _check_case(name, function, case, dtype, key, sources, seed, measured) -> li
         cells.append(cell)
         measured.append({**{k: cell[k] for k in CELL_KEY}, "status": status,
                          "max_rel_error": result.max_rel_error, "measured": result.measured})
-        if dtype == FULL_DTYPE:
-            cells.append(_pushforward_cell(name, function, source, args, kwargs, argnums,
-                                           signature, label, trust_key, seed))
+        if dtype == FULL_DTYPE:  # the other modes' columns (modes.py)
+            verdicts = [(JVP, pushforward_verdict(function, source, args, kwargs, argnums,
+                                                  seed))]
+            if second_order is not None and result.status == "pass":
+                verdicts.append((GRADGRAD, gradgrad_verdict(second_order, function, source,
+                                                            args, kwargs, argnums, seed)))
+            cells += [_cell(name, source, mode, signature, verdict[0], label, _line(verdict[1]),
+                            key=f"{trust_key} {mode}")
+                      for mode, verdict in verdicts if verdict is not None]
     return cells
 
 
-JVP = "jvp"  # the column of the pushforwards (float64 cases), beside the dtypes' columns
-
-
-def _pushforward_cell(name, function, source, args, kwargs, argnums, signature, label,
-                      trust_key, seed) -> dict:
-    """The JVP verdict of `source`'s rule at one float64 case, keyed as forward mode looks it
-    up: the case's key followed by " jvp" (rulebridge/forward/choice.py)."""
-    key = trust_key + " " + JVP
-    try:
-        rule = REGISTRY.candidate(function, signature_of(args), source,
-                                  normalise(function, args, kwargs)[2])
-        rule = getattr(rule, "original", None) or rule
-        if rule.jvp is None:
-            return _cell(name, source, JVP, signature, "not offered", label,
-                         reason="no pushforward: forward mode transposes its pullback", key=key)
-        result = check_pushforward(rule, args, kwargs, argnums, seed=seed)
-    except Exception as exc:
-        return _cell(name, source, JVP, signature, "error", label,
-                     reason=_line(f"{type(exc).__name__}: {exc}"), key=key)
-    status = NO_GRADIENT if result.status == "pass" and result.max_rel_error is None \
-        else result.status
-    return _cell(name, source, JVP, signature, status, label,
-                 _line(result.reason) if result.status != "pass" else "", key=key)
-
-
-NO_GRADIENT = "no gradient"  # a passing cell where nothing differentiable flows (argmax, all, <)
 CELL_KEY = ("function", "source", "dtype", "signature", "kwargs", "key")
 
 
@@ -323,8 +309,8 @@ def run(plan: Plan, jobs: int = 1, progress: Callable[[int, int], None] | None =
     use_cache(cache, plan.sources)
     try:
         by_source = offered(plan.sources, plan.importers)
-        plan = Plan(tuple(s for s in plan.sources if s in by_source), plan.dtypes, plan.seed,
-                    plan.importers)
+        plan = dataclasses.replace(plan, sources=tuple(s for s in plan.sources
+                                                      if s in by_source))
         names = list(rows(by_source))
         expected = expected or {}
         todo = sorted(names, key=lambda n: -expected.get(n, float("inf")))

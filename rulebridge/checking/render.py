@@ -83,7 +83,7 @@ def summary(matrix: dict) -> list[dict]:
             counts["offered"] += 1
             counts["verified" if status in VERIFIED else status] += 1
             counts[status] += status == "no gradient"
-            for dtype in ("float32", "complex128", "jvp"):
+            for dtype in ("float32", "complex128", "jvp", "gradgrad"):
                 counts[f"pass {dtype}"] += column_status(function, source, dtype,
                                                          cells) in VERIFIED
         rows.append({"source": source, **counts})
@@ -119,7 +119,13 @@ def to_markdown(matrix: dict) -> str:
         "machine, are in the uncommitted `compat_matrix.measured.json` a run writes. Each "
         "source's *jvp* column checks its rules' pushforwards (forward mode: `J xdot` against "
         "central differences along random tangents) at every float64 case; *not offered* "
-        "there means forward mode pushes tangents through the verified pullback instead.", "",
+        "there means forward mode pushes tangents through the verified pullback instead. Its "
+        "*gradgrad* column checks the second order (PyTorch OpInfo's gradgrad): the nested "
+        "differentiation of its pullback (a pullback that is NumPy code traced, one offered as a "
+        "rule recorded as one op) against central differences of the pullback itself, at the "
+        "first float64 case (scipy.stats's distributions are left out: a compiled second order "
+        "takes seconds a row to trace there); a pullback offered as a rule is used at second "
+        "order where it passed, and checked at its first call elsewhere.", "",
         "Contents: " + " · ".join(f"[{s}](#{slug(s)})" for s in sections), "",
     ]
     lines += [f"- **{k}**: {v}" for k, v in LEGEND.items()] + [""]
@@ -147,9 +153,10 @@ def to_markdown(matrix: dict) -> str:
 
 
 def _columns(matrix: dict) -> list[str]:
-    """The dtypes' columns, then the pushforwards' ("jvp": float64 cases) when checked."""
-    jvp = any(c["dtype"] == "jvp" for c in matrix["cells"])
-    return list(matrix["dtypes"]) + (["jvp"] if jvp else [])
+    """The dtypes' columns, then the other modes' when checked (modes.py): the pushforwards'
+    ("jvp": float64 cases) and the second order's ("gradgrad": each first float64 case)."""
+    modes = {c["dtype"] for c in matrix["cells"]}
+    return list(matrix["dtypes"]) + [mode for mode in ("jvp", "gradgrad") if mode in modes]
 
 
 def _short(function: str, module: str) -> str:
@@ -163,14 +170,16 @@ def _module_order(module: str) -> tuple:
 
 def _summary_table(matrix: dict) -> list[str]:
     keys = ("offered", "verified", "no gradient", "fail", "error", "inconclusive", "unchecked",
-            "pass float32", "pass complex128", "pass jvp")
+            "pass float32", "pass complex128", "pass jvp", "pass gradgrad")
     lines = ["## Summary", "",
              "Functions per source. *verified*: every float64 case passes (*no gradient* counts "
              "those of them where nothing differentiable flows). *JVP pass*: the rule's "
-             "pushforward (forward mode) passes at every float64 case.", "",
+             "pushforward (forward mode) passes at every float64 case. *gradgrad pass*: the "
+             "pullback of its pullback passes at the first float64 case.", "",
              "| source | offered | verified (float64) | of which no gradient | fail | error | "
-             "inconclusive | unchecked | float32 pass | complex128 pass | JVP pass |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "inconclusive | unchecked | float32 pass | complex128 pass | JVP pass | "
+             "gradgrad pass |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in summary(matrix):
         lines.append(f"| {row['source']} | " + " | ".join(str(row.get(k, 0)) for k in keys)
                      + " |")

@@ -32,6 +32,7 @@ from ..rules.levels import holds_box
 from ..rules.keys import configuration, format_key
 from .protect import WROTE_INTO_INPUT, is_read_only_write
 from .shedding import LARGE_BYTES
+from .again import pullback_again
 from .op import as_op
 from .tape import Tape
 
@@ -52,16 +53,23 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
             f"{type(exc).__name__}: {exc}")
     registry = tape.registry
     nested = holds_box(op.args) or holds_box(g if type(g) is tuple else (g,))
+    refusal = ""
     if nested:  # its pullback ran on an enclosing differentiation's boxes
         cotangents = tape.writes.nested_pullback(rule.function)
         if cotangents is not None:  # the engine's own, functional (writes/untake.py)
             return cotangents(op.args, op.kwargs, g, argnums)
+        chosen, residuals = op.rule.chosen(op.residuals)
+        again = pullback_again(chosen, residuals, g, argnums, key)  # engine/again.py
+        if type(again) is not str:
+            return again
+        refusal = again
     other = None
     if tape.source is None and not _shed(tape, op):
         other = next(_other_rules(registry, rule, config), None)
     if other is None:
         if nested:
-            raise NestedDifferentiationError(_not_again(what, rule, registry, config)) from exc
+            raise NestedDifferentiationError(_not_again(what, rule, registry, config, refusal)) \
+                from exc
         raise RuleContractError(_explained(what, rule, registry, config, tape)) from exc
     try:
         _, residuals = other.forward(op.args, op.kwargs)
@@ -70,7 +78,8 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
         raise
     except Exception as second:
         if nested:  # neither source's pullback is NumPy code the enclosing level records
-            raise NestedDifferentiationError(_not_again(what, rule, registry, config)) from exc
+            raise NestedDifferentiationError(_not_again(what, rule, registry, config, refusal)) \
+                from exc
         raise RuleContractError(f"{what}; the {other.source} rule used instead raised "
                                 f"{type(second).__name__}: {second}") from exc
     if not nested:  # (nested: the first source's pullback is compiled code, not at fault)
@@ -94,10 +103,11 @@ def _other_rules(registry, rule, config):
             yield found
 
 
-def _not_again(what: str, rule, registry, config) -> str:
+def _not_again(what: str, rule, registry, config, refusal: str = "") -> str:
     """A pullback that could not run on an enclosing differentiation's boxes: it is not NumPy
-    code (a compiled function), so its own derivative cannot be recorded. The rule is not at
-    fault, and no status changes."""
+    code (a compiled function), and its rule offers no verified rule for it (`refusal`: why),
+    so its own derivative cannot be recorded. The rule is not at fault, and no status
+    changes."""
     others = [found.source for found in _other_rules(registry, rule, config)]
     fix = (f"Differentiate the inner level with a source whose pullback here is NumPy code, "
            f"if one of the others with a rule here is "
@@ -106,8 +116,8 @@ def _not_again(what: str, rule, registry, config) -> str:
     return (f"{rule.name}{format_key(rule.signature, config)} cannot be differentiated twice with "
             f"the {rule.source} rule: its pullback ran on values of an enclosing "
             f"differentiation (grad of grad, a gradient inside a loss) and is not NumPy code "
-            f"that rulebridge can record. {fix}; or compute the inner derivative in closed "
-            f"form. (Details: {what}.)")
+            f"that rulebridge can record" + (f", and {refusal}" if refusal else "") + ". "
+            f"{fix}; or compute the inner derivative in closed form. (Details: {what}.)")
 
 
 def _shed(tape: Tape, op) -> bool:

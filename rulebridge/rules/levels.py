@@ -33,7 +33,21 @@ class Box:
 
 
 def primal(x: Any) -> Any:
-    """The innermost plain value under `x` (x itself when it is not a box)."""
+    """The innermost plain value under `x`: what a box of a nested differentiation stands for.
+
+    Parameters
+    ----------
+    x : object
+        A traced value (`rulebridge.Traced`), whose value may be a box of an enclosing
+        differentiation in turn, or any other value.
+
+    Returns
+    -------
+    object
+        The plain array or scalar under every level of boxes (`x` itself when it is not a
+        box): what keys, signatures and checks read (an adapter's `pullback_rule` spells its
+        rule's signature from it).
+    """
     while isinstance(x, Box):
         x = x._value
     return x

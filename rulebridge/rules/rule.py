@@ -119,6 +119,20 @@ class SparseCotangent:
         return f"SparseCotangent({self.add_into!r})"
 
 
+class PullbackCall(NamedTuple):
+    """A pullback offered as a call of a function with a rule of its own (`Rule.pullback_rule`).
+
+    `rule.function(*args)` returns a tuple of arrays; `assemble(outputs)` (None: the outputs
+    themselves) makes of them the pullback's result, one cotangent (or None) per traced argument.
+    `args` may hold an enclosing differentiation's boxes: the engine records the call on that
+    level. `rule`'s forward is a `CallForward` of `rule.function`, and `rule` may offer its own
+    pullback as a rule in turn (the next order)."""
+
+    rule: "Rule"
+    args: tuple
+    assemble: "Callable[[tuple], tuple] | None" = None
+
+
 @dataclass(eq=False)
 class Rule:
     """A forward and a pullback for `function` at one concrete `signature`, with its provenance.
@@ -161,6 +175,14 @@ class Rule:
     # at the first inputs of each key before trusting it; a rule without one is pushed forward
     # through its pullback, which is linear (rulebridge/forward/transpose.py).
     jvp: Pushforward | None = None
+    # Optional: the pullback as a function with a rule of its own, for a pullback that is not
+    # NumPy code (a compiled function) and so cannot run on an enclosing differentiation's boxes
+    # (grad of grad, hessian). `pullback_rule(residuals, cotangent, argnums) -> PullbackCall`:
+    # a rule whose `function(*args)` returns what `pullback(residuals, cotangent, argnums)`
+    # would, its cotangents (`assemble` puts them in that form). The engine records that call as
+    # one op of the enclosing level, once its rule passed a check against central differences
+    # of the pullback itself (docs/adapter-contract.md, "Pullbacks as rules").
+    pullback_rule: "Callable[[Any, Any, tuple[int, ...]], PullbackCall] | None" = None
 
     @property
     def missing(self) -> bool:

@@ -37,9 +37,20 @@ def _untake_pullback(residuals, g, argnums):
     return tuple(g[args[1]] if i == 0 else None for i in argnums)
 
 
+def _untake_pushforward(residuals, tangents, argnums):
+    """`untake` is linear in `g`: its tangent is `untake` of g's tangent (forward over reverse,
+    which would otherwise transpose it one output entry at a time)."""
+    _, args, _ = residuals
+    for i, t in zip(argnums, tangents):
+        if i == 0:
+            return untake(t, *args[1:])
+    return None
+
+
 def untake_rule(signature) -> Rule:
     return Rule(untake, signature, CallForward(untake), _untake_pullback, source="rulebridge",
-                notes="engine: the cotangent of an index read, under nesting")
+                notes="engine: the cotangent of an index read, under nesting",
+                jvp=_untake_pushforward)
 
 
 def _getitem_cotangents(args: tuple, kwargs, g, argnums: tuple) -> tuple:

@@ -90,6 +90,7 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
                 meaning.jax, function_name(function), operands=isinstance(function, np.ufunc),
                 numpy_function=function)
         pullback = pullbacks.rule_pullback(meaning.prepare)
+        pullback_rule = pullbacks.rule_pullback_rule(meaning.prepare)
         pushforwards = self._pushforwards.get(function)
         if pushforwards is None:
             pushforwards = self._pushforwards[function] = JitPushforwards(
@@ -98,9 +99,11 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
         jvp = pushforwards.rule_jvp(meaning.prepare)
         if rulebridge.reads_one_triangle(function):
             # (its pushforward would need the same conversion: forward mode uses the pullback)
-            pullback, jvp = _one_triangle(pullback, function), None
+            # (and its pullback offered as a rule would too: a second derivative falls over to
+            # another source, or is refused naming this one)
+            pullback, jvp, pullback_rule = _one_triangle(pullback, function), None, None
         return Rule(function, signature, numpy_forward(function), pullback, source=self.name,
-                    source_version=self.version(), jvp=jvp)
+                    source_version=self.version(), jvp=jvp, pullback_rule=pullback_rule)
 
 
 def _one_triangle(pullback: Callable, function: Callable) -> Callable:

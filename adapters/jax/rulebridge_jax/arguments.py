@@ -42,14 +42,15 @@ class Concrete:
         return type(other) is Concrete and other.key == self.key
 
 
-def freeze(value: Any, leaves: list) -> Any:
-    """The hashable static description of `value`; its leaves are appended to `leaves`."""
+def freeze(value: Any, leaves: list, boxes: bool = False) -> Any:
+    """The hashable static description of `value`; its leaves are appended to `leaves`. With
+    `boxes`, an enclosing differentiation's box is a leaf too (a pullback offered as a rule)."""
     cls = type(value)
     if cls is _ndarray:
         leaves.append(value)
         return LEAF
     if cls is tuple or cls is list:
-        return (cls, tuple(freeze(item, leaves) for item in value))
+        return (cls, tuple(freeze(item, leaves, boxes) for item in value))
     if isinstance(value, _LEAF_SCALARS):
         leaves.append(value)
         return LEAF
@@ -60,6 +61,9 @@ def freeze(value: Any, leaves: list) -> Any:
     if isinstance(value, _ndarray):
         raise TypeError(f"an ndarray subclass ({cls.__name__}) cannot be passed to JAX as NumPy "
                         "means it")
+    if boxes and cls is rulebridge.Traced:
+        leaves.append(value)
+        return LEAF
     try:
         hash(value)
     except TypeError:
@@ -84,8 +88,8 @@ def thaw(static: Any, leaves: Iterator) -> Any:
     return static
 
 
-def freeze_call(args: tuple, kwargs: dict,
-                operands: bool = False) -> tuple[tuple, tuple, list, list]:
+def freeze_call(args: tuple, kwargs: dict, operands: bool = False,
+                boxes: bool = False) -> tuple[tuple, tuple, list, list]:
     """(static args, static kwargs, leaves, leaf count per positional argument). With `operands`
     (a ufunc's positional arguments are all values, never axes), Python and NumPy integers are
     leaves too, so `x * i` in a loop over `i` compiles once."""
@@ -98,9 +102,9 @@ def freeze_call(args: tuple, kwargs: dict,
             leaves.append(a)
             static_args.append(LEAF)
         else:
-            static_args.append(freeze(a, leaves))
+            static_args.append(freeze(a, leaves, boxes))
         counts.append(len(leaves) - before)
-    static_kwargs = tuple((k, freeze(v, leaves)) for k, v in sorted(kwargs.items()))
+    static_kwargs = tuple((k, freeze(v, leaves, boxes)) for k, v in sorted(kwargs.items()))
     return tuple(static_args), static_kwargs, leaves, counts
 
 

@@ -33,7 +33,8 @@ class JaxImports(rulebridge.Adapter):
             pullbacks = self._imported_pullbacks[key] = JitPullbacks(
                 equivalent, function_name(function), numpy_function=function)
         return Rule(function, signature, numpy_forward(function), pullbacks.rule_pullback(),
-                    source=self.name, source_version=jax.__version__)
+                    source=self.name, source_version=jax.__version__,
+                    pullback_rule=pullbacks.rule_pullback_rule())
 
     def evaluate(self, equivalent: Callable, args: tuple, kwargs: dict):
         with jax.enable_x64(True):  # float64 stays float64, as in the pullback

@@ -46,6 +46,7 @@ class JitPullbacks:
         self.name = name
         self.operands = operands  # positional arguments are values only (ufuncs): see freeze_call
         self.compiled: dict[tuple, Callable] = {}
+        self.again: dict[tuple, Any] = {}  # the pullbacks as functions with rules (again.py)
 
     def rule_pullback(self, prepare: Callable | None = None) -> Callable:
         """A `Rule.pullback` over the residuals `numpy_forward` keeps; `prepare` rewrites NumPy's
@@ -92,7 +93,64 @@ class JitPullbacks:
             _finite(leaf_cts, cotangent, self.name)
         return _assemble(args, argnums, owners, leaf_cts)
 
+    def rule_pullback_rule(self, prepare: Callable | None = None) -> Callable:
+        """A `Rule.pullback_rule` over the same residuals as `rule_pullback`: the pullback as a
+        function with a rule of its own (again.py), for a nested differentiation."""
+        def pullback_rule(residuals, g, argnums):
+            args, kwargs = residuals if prepare is None else prepare(*residuals)
+            return self.pullback_call(args, kwargs or {}, g, argnums)
+
+        return pullback_rule
+
+    def pullback_call(self, args: tuple, kwargs: dict, cotangent: Any,
+                      argnums: tuple) -> rulebridge.PullbackCall:
+        """This pullback at these arguments and cotangent (which may hold an enclosing
+        differentiation's boxes) as a call of one function of flat arrays, the leaves then the
+        used cotangents, with the rule of that function (its VJP jitted: again.py)."""
+        used = None
+        if type(cotangent) is tuple:
+            used = tuple(g is not None for g in cotangent)
+            cotangent = tuple(g for g in cotangent if g is not None)
+        static_args, static_kwargs, leaves, counts = freeze_call(args, kwargs, self.operands,
+                                                                 boxes=True)
+        diff, owners = _differentiated(leaves, counts, argnums)
+        # the key `__call__` compiled this pullback under at the plain values (its common case)
+        fast = not kwargs and all(type(rulebridge.primal(a)) is _ndarray for a in args)
+        key = (static_args, static_kwargs, diff, used, len(leaves), fast)
+        rules = self.again.get(key)
+        if rules is None:
+            rules = self.again[key] = self._rules(static_args, static_kwargs, diff, used,
+                                                  len(leaves), fast)
+        flat = tuple(leaves) + (cotangent if used is not None else (cotangent,))
+        return rulebridge.PullbackCall(rules.rule(flat), flat,
+                                       lambda outputs: _assemble(args, argnums, owners, outputs))
+
+    def _rules(self, static_args, static_kwargs, diff, used, n: int, fast: bool):
+        """The `FunctionRules` of this configuration's pullback as a function of flat arrays,
+        whose forward is the first-order pullback compiled already (under `__call__`'s key)."""
+        from .again import FunctionRules
+
+        key = (n, diff, used) if fast else (static_args, static_kwargs, diff, used)
+        jitted = self.compiled.get(key)
+        if jitted is None:
+            jitted = self.compiled[key] = self._jit(static_args, static_kwargs, diff, used)
+        several = used is not None
+
+        def compiled(*flat):  # the leaves as `__call__` hands them over: a tuple, or a list
+            leaves = tuple(flat[:n]) if fast else list(flat[:n])
+            return jitted(leaves, flat[n:] if several else flat[n])
+
+        name = self.name
+        return FunctionRules(_flat(self._function(static_args, static_kwargs, diff, used), n,
+                                   several), f"pullback of {name}",
+                             None if used is None else lambda outs, flat: _finite(
+                                 outs, flat[n:], name), compiled)
+
     def _jit(self, static_args, static_kwargs, diff, used) -> Callable:
+        return jax.jit(self._function(static_args, static_kwargs, diff, used))
+
+    def _function(self, static_args, static_kwargs, diff, used) -> Callable:
+        """The JAX function `(leaves, cotangent) -> leaf cotangents` of this configuration."""
         function, name, numpy_function = self.jax_function, self.name, self.numpy_function
 
         def pullback(leaves, cotangent):
@@ -105,8 +163,17 @@ class JitPullbacks:
             cts = vjp(_output_cotangent(out, cotangent, used is not None, name))
             return tuple(_like(ct, leaves[p]) for ct, p in zip(cts, diff))
 
-        return jax.jit(pullback)
+        return pullback
 
+
+def _flat(pullback: Callable, n_leaves: int, several: bool) -> Callable:
+    """`pullback(leaves, cotangent)` as a function of flat arguments: the leaves, then the
+    cotangent (each used output's, for several)."""
+    def flat(*arrays):
+        cotangents = arrays[n_leaves:]
+        return pullback(list(arrays[:n_leaves]), cotangents if several else cotangents[0])
+
+    return flat
 
 
 def call_at(function: Callable, numpy_function: Callable | None, static_args: tuple,
@@ -267,5 +334,8 @@ def _assemble(args: tuple, argnums: tuple, owners: dict, leaf_cts: tuple) -> tup
 
 def _numpy(ct, primal):
     # Zero-copy on CPU: the array is read-only, which the engine respects (it never writes into
-    # a rule's cotangent; accumulation copies on the second contribution).
+    # a rule's cotangent; accumulation copies on the second contribution). A box (the output of
+    # a pullback recorded by an enclosing level: pullback_call) is conformed as it is.
+    if isinstance(ct, rulebridge.Traced):
+        return conform_cotangent(ct, primal)
     return conform_cotangent(np.asarray(ct), primal)

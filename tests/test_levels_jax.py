@@ -1,0 +1,139 @@
+"""Pullbacks as rules: second and higher derivatives with source="jax".
+
+A JAX pullback is a jitted function: it cannot run on an enclosing level's boxes. The JAX adapter
+offers it as a function with a rule of its own (`Rule.pullback_rule`): the VJP of the jitted
+pullback, itself jitted and cached per key, which the engine records as ONE op on the enclosing
+tape, once that second-order rule passed its check against central differences of the pullback
+itself. References: jax.hessian / jax.grad of the same programs written in jax.numpy (float64).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import rulebridge as rb
+
+jax.config.update("jax_enable_x64", True)
+
+RTOL = 1e-10
+rng = np.random.default_rng(2323)
+W = rng.normal(size=(4, 3))
+A0 = rng.normal(size=(3, 3)) + 4 * np.eye(3)
+B = rng.normal(size=3)
+x0 = np.array([0.4, -0.7, 1.1])
+
+
+def mixed(xp, x):  # elementwise ops, @, solve
+    y = xp.tanh(W @ x) * xp.exp(0.3 * x[0])
+    z = xp.linalg.solve(A0 + xp.outer(x, x), B + x ** 2)
+    return xp.sum(y ** 2) + xp.sum(xp.sin(z) * z) + xp.sum(x ** 3) / 5
+
+
+def solve_in_matrix(xp, a):
+    return xp.sum(xp.linalg.solve(a, B) ** 2) + xp.sum(xp.cos(a) * a) + xp.sum(a @ a)
+
+
+def scalar(xp, t):
+    return xp.sin(t) * t ** 2 + xp.exp(0.5 * t) + xp.tanh(t) ** 3
+
+
+PROGRAMS = {"mixed": (mixed, x0), "solve_in_matrix": (solve_in_matrix, A0)}
+
+
+def close(got, want, rtol=RTOL):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-12)
+
+
+def recorded_sources(f, *args):
+    """The sources of the ops on the outer tape of `grad(f)` differentiated once more."""
+    _, tape = rb.trace(rb.grad(f, source="jax"), *args, source="jax")
+    return [(op.rule.name, op.rule.source) for op in tape.ops]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_hessian_with_jax_rules_against_jax(name):
+    program, x = PROGRAMS[name]
+    got = rb.hessian(functools.partial(program, np), source="jax")(x)
+    assert type(got) is np.ndarray and got.shape == x.shape + x.shape and got.flags.writeable
+    close(got, jax.hessian(functools.partial(program, jnp))(x))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_grad_of_grad_with_jax_rules_against_jax(name):
+    program, x = PROGRAMS[name]
+    f = functools.partial(program, np)
+    ref = functools.partial(program, jnp)
+    v = np.linspace(-1.0, 1.0, x.size).reshape(x.shape)
+
+    def outer(x):
+        return np.sum(rb.grad(f, source="jax")(x) * v)
+
+    close(rb.grad(outer, source="jax")(x), jax.grad(lambda x: jnp.sum(jax.grad(ref)(x) * v))(x))
+    close(rb.hvp(f, source="jax")(x, v), jax.jvp(jax.grad(ref), (x,), (v,))[1])
+
+
+def test_source_none_uses_jax_second_order_where_jax_was_chosen():
+    f = functools.partial(mixed, np)
+    before = rb.REGISTRY._order
+    rb.prefer("jax", "autograd")
+    try:
+        got = rb.hessian(f)(x0)
+    finally:
+        rb.REGISTRY._order = before
+        rb.REGISTRY._invalidate()
+    close(got, jax.hessian(functools.partial(mixed, jnp))(x0))
+
+
+def test_third_and_fourth_order_of_a_scalar_function():
+    f = functools.partial(scalar, np)
+    ref = functools.partial(scalar, jnp)
+    t = 0.7
+    d2 = rb.grad(rb.grad(f, source="jax"), source="jax")(t)
+    d3 = rb.grad(rb.grad(rb.grad(f, source="jax"), source="jax"), source="jax")(t)
+    d4 = rb.grad(rb.grad(rb.grad(rb.grad(f, source="jax"), source="jax"), source="jax"),
+                 source="jax")(t)
+    assert type(d2) is float and type(d3) is float and type(d4) is float
+    close(d2, jax.grad(jax.grad(ref))(t))
+    close(d3, jax.grad(jax.grad(jax.grad(ref)))(t))
+    close(d4, jax.grad(jax.grad(jax.grad(jax.grad(ref))))(t))
+
+
+@pytest.mark.slow
+def test_third_order_of_an_array_program():
+    f = functools.partial(mixed, np)
+    got = rb.jacobian(rb.hessian(f, source="jax"), source="jax")(x0)
+    close(got, jax.jacrev(jax.hessian(functools.partial(mixed, jnp)))(x0), rtol=1e-9)
+
+
+def test_each_pullback_is_one_op_on_the_enclosing_tape():
+    # the inner sweep's JAX pullbacks are recorded as ops of their own rule, one per pullback,
+    # not refused and not replaced by another source's rule
+    def f(x):
+        return np.sum(np.sin(W @ x))
+
+    ops = recorded_sources(f, x0)
+    assert ops and all(source in ("jax", "rulebridge") for _, source in ops), ops
+    pullbacks = [name for name, _ in ops if name.startswith("pullback of ")]
+    assert sorted(pullbacks) == ["pullback of numpy.matmul", "pullback of numpy.sin",
+                                 "pullback of numpy.sum"], ops
+
+
+def test_caller_arrays_unchanged_and_results_owned():
+    x = x0.copy()
+    x.flags.writeable = False
+    h = rb.hessian(functools.partial(mixed, np), source="jax")(x)
+    assert h.flags.writeable and not np.shares_memory(h, x)
+    np.testing.assert_array_equal(x, x0)
+
+
+def test_float32_second_order_with_jax_rules():
+    x = x0.astype(np.float32)
+    h = rb.hessian(lambda x: np.sum(np.tanh(W.astype(np.float32) @ x) ** 2), source="jax")(x)
+    assert h.dtype == np.float32
+    want = jax.hessian(lambda x: jnp.sum(jnp.tanh(W @ x) ** 2))(x0)
+    np.testing.assert_allclose(h, want, rtol=2e-4, atol=1e-5)
