@@ -172,7 +172,8 @@ def _seeds(f, run: Run, positions: tuple, tangents: tuple) -> dict[int, Any]:
     for i, tangent in zip(positions, tangents):
         arg = run.traced[i]
         where = f"tangent {positions.index(i)}"
-        parts = [tangent] if arg.structure is LEAF else arg.structure.flatten_up_to(tangent, where)
+        parts = [tangent] if arg.structure is LEAF else arg.structure.flatten_up_to(
+            tangent, where, "the argument it is the tangent of")
         paths = None
         for k, (leaf, var, t) in enumerate(zip(arg.leaves, arg.variables, parts)):
             if var is None or t is None:
