@@ -54,3 +54,32 @@ def test_a_compiled_pushforward_under_nesting_raises():
     with pytest.raises(rb.RulebridgeError):
         rb.grad(lambda x, v: np.sum(U * rb.jvp(f, (x,), (v,), source="jax")[1]),
                 argnums=(0, 1), source="jax")(X, V)
+
+
+_I3 = np.eye(3)
+TRANSPOSED = [  # autograd's rules without a pushforward: forward mode reads it off the pullback
+    (lambda x: np.linalg.solve(np.outer(x, x) + _I3, x),
+     lambda x: jnp.linalg.solve(jnp.outer(x, x) + _I3, x)),
+    (lambda x: np.linalg.inv(np.outer(x, x) + _I3).sum(axis=0),
+     lambda x: jnp.linalg.inv(jnp.outer(x, x) + _I3).sum(axis=0)),
+    (lambda x: np.fft.fft(x).real * x, lambda x: jnp.fft.fft(x).real * x),
+    (lambda x: np.linalg.det(np.outer(x, x) + _I3) * x,
+     lambda x: jnp.linalg.det(jnp.outer(x, x) + _I3) * x),
+]
+
+
+@pytest.mark.parametrize("source", [None, "autograd"])
+@pytest.mark.parametrize("program", range(len(TRANSPOSED)))
+def test_a_transposed_pullback_under_nesting(program, source):
+    """The transposition built each output entry into a plain array (`flat[j] += value`), and
+    converted the enclosing level's boxes with float(): reverse over forward and forward over
+    forward refused every op without a pushforward of its own."""
+    f, jf = TRANSPOSED[program]
+    got = rb.jvp(lambda x: rb.jvp(f, (x,), (V,), source=source)[1], (X,), (U,), source=source)[1]
+    want = jax.jvp(lambda x: jax.jvp(jf, (x,), (V,))[1], (X,), (U,))[1]
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    got = rb.grad(lambda x, v: np.sum(U * rb.jvp(f, (x,), (v,), source=source)[1]),
+                  argnums=(0, 1), source=source)(X, V)
+    want = jax.grad(lambda x, v: jnp.sum(U * jax.jvp(jf, (x,), (v,))[1]), argnums=(0, 1))(X, V)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
