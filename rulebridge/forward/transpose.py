@@ -80,7 +80,7 @@ def _pullback(rule: Rule, residuals: Any, g: Any, argnums: tuple, tangents: tupl
             f"has no pushforward that runs on an enclosing differentiation's values, and the "
             f"{rule.source} pullback it would be read off is not NumPy code that rulebridge can "
             f"record ({type(exc).__name__}: {exc}).",
-            fix="source='autograd'  # or another source whose rules are NumPy code") from exc
+            fix="source='NAME'  # a source whose rules are NumPy code") from exc
 
 
 def _values_in(residuals: Any) -> list:
