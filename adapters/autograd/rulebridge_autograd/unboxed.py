@@ -53,7 +53,7 @@ class _RawCopies:
             raw = value.fun  # a helper primitive of the rules (`dot_adjoint_0`): raw too
             if isinstance(raw, types.FunctionType) and _is_rule_module(raw.__globals__):
                 return _rebound(raw, self._globals_copy(raw.__globals__))
-            return raw
+            return _dropin_of(raw) or raw
         if value is np:  # the rules' `onp`: NumPy, with an asarray that takes boxes
             return _numpy_for_boxes()
         if getattr(value, "_is_primitive", False):  # notrace_primitive keeps f_raw in its closure
@@ -106,6 +106,29 @@ def _numpy_for_boxes() -> types.ModuleType:
 
 
 _NUMPY: types.ModuleType | None = None
+
+
+def _dropin_of(function) -> Callable | None:
+    """rulebridge's drop-in for a SciPy function a rule calls (`norm.cdf`'s VJP calls
+    `scipy.stats.norm.pdf`): SciPy's own function on plain values, and under nested
+    differentiation, on an enclosing level's boxes, an op that level records with a rule of its
+    own (SciPy's function would convert the boxes). None for anything else."""
+    module = getattr(function, "__module__", None) or ""
+    owner = getattr(function, "__self__", None)
+    name = getattr(function, "__name__", None)
+    if name is None or not (module.startswith("scipy.") or type(owner).__module__.startswith(
+            "scipy.stats")):
+        return None
+    import rulebridge.scipy
+
+    if owner is not None and hasattr(owner, "name"):  # a distribution's method: norm.pdf
+        found = getattr(getattr(rulebridge.scipy.stats, owner.name, None), name, None)
+    else:
+        found = next((getattr(getattr(rulebridge.scipy, m), name) for m in rulebridge.scipy.MODULES
+                      if module.startswith(f"scipy.{m}")
+                      and hasattr(getattr(rulebridge.scipy, m), name)), None)
+    return found if getattr(found, "scipy_function", None) is not None and (
+        found.scipy_function == function) else None
 
 
 def _is_rule_module(module_globals: dict) -> bool:
