@@ -19,7 +19,8 @@ V = np.array([1.0, 2.0, -1.0])
 U = np.array([0.5, 0.1, 0.2])
 PROGRAMS = [
     (lambda x: np.sin(x) * np.exp(x[0]), lambda x: jnp.sin(x) * jnp.exp(x[0])),
-    (lambda x: np.tanh(np.outer(x, x)).sum(axis=0), lambda x: jnp.tanh(jnp.outer(x, x)).sum(axis=0)),
+    (lambda x: np.tanh(np.outer(x, x)).sum(axis=0),
+     lambda x: jnp.tanh(jnp.outer(x, x)).sum(axis=0)),
     (lambda x: x * x[::-1] / (1.0 + x ** 2), lambda x: x * x[::-1] / (1.0 + x ** 2)),
 ]
 

@@ -21,7 +21,7 @@ from ..rules.rule import Rule, function_name
 from ..rules.signature import format_signature, is_differentiable
 
 MAX_PULLBACKS = 4096
-_IMAGINARY = np.complex128(1j)  # (a box times Python's 1j would be refused: its dtype is not NumPy's)
+_IMAGINARY = np.complex128(1j)  # a box times Python's 1j is refused (its dtype is not NumPy's)
 
 
 def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
