@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .api import check_grads, elementwise_grad, grad, jacobian, trace, value_and_grad, vjp
-from .checking import (CheckResult, RuleCheckError, UncheckedRuleWarning, assert_rule,
+from .checking import (CheckResult, RuleCheckError, assert_rule,
                        check_on_first_use, check_rule, trust)
 from .checking import firstuse as _firstuse
 from .checking import kinks as _kinks
@@ -27,7 +27,7 @@ from .engine.tape import Op, Tape
 from .errors import (AdapterError, AdapterWarning, ArgumentError, Declined, GradientCheckError,
                      ImportRuleError, MutationError, NestedDifferentiationError, NoDerivativeError,
                      NoRuleError, ReplayError, RulebridgeError, RuleContractError, TracingError,
-                     UnverifiedRuleError, UsageError)
+                     UncheckedRuleWarning, UnverifiedRuleError, UsageError)
 from .errors import JitError
 from .flat import flatten
 from .higher import hessian, hvp, jacrev
@@ -208,7 +208,7 @@ __all__ = [
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
     "NestedDifferentiationError", "NoDerivativeError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",
-    "Traced", "TracingError", "TriangleCall", "UnverifiedRuleError",
+    "Traced", "TracingError", "TriangleCall", "UncheckedRuleWarning", "UnverifiedRuleError",
     "adapters", "assert_rule",
     "check_on_first_use", "check_pushforward", "check_rule", "conform_cotangent", "debug",
     "debug_enabled",

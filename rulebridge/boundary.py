@@ -239,22 +239,28 @@ def _shielded(tape: Tape, x: Any, name: str) -> Any:
     return structure.unflatten(shielded)
 
 
-def _not_differentiable(f, i: int, x: Any, structure: Structure, k: int, leaf: Any) -> TypeError:
-    where = f"argument {i}" if structure is LEAF else \
-        f"the leaf {structure.paths(_parameter_name(f, i))[k]} of argument {i}"
+def _not_differentiable(f, i: int, x: Any, structure: Structure, k: int, leaf: Any) -> UsageError:
+    path = structure.paths(_parameter_name(f, i))[k] if structure is not LEAF else None
+    where = f"argument {i}" if path is None else f"the leaf {path} of argument {i}"
+    name = path or _parameter_name(f, i)
     if isinstance(leaf, _ndarray):
         what = (f"an {type(leaf).__name__}" if type(leaf) is not _ndarray
                 else f"an array of dtype {leaf.dtype}")
-        fix = ("np.asarray(x) for an np.matrix, x.filled() for a masked array"
-               if type(leaf) is not _ndarray else "x.astype(np.float64)")
+        fix = (f"{name} = np.asarray({name})  # an np.matrix; {name}.filled() for a masked array"
+               if type(leaf) is not _ndarray else f"{name} = {name}.astype(np.float64)")
+    elif isinstance(leaf, (int, np.integer, np.bool_)):
+        what, fix = describe(leaf), f"{name} = float({name})"
     else:
-        what, fix = describe(leaf), "np.asarray(x, dtype=np.float64) or a float"
+        what = describe(leaf)
+        fix = (f"rulebridge.register_container({type(leaf).__name__}, flatten, unflatten)  # "
+               "if it holds arrays")
     keep_out = ("leave this argument out of argnums" if structure is LEAF else
                 "move it out of the differentiated container (a separate argument that is not "
                 "in argnums, or a closure)")
-    return TypeError(f"cannot differentiate {name_of(f)} with respect to {where}: it is {what}. "
-                     f"Gradients are defined for float and complex ndarrays and scalars; pass "
-                     f"{fix}, or {keep_out}.")
+    return UsageError(f"cannot differentiate {name_of(f)} with respect to {where}: it is {what}.",
+                      fix=fix,
+                      details=f"Gradients are defined for float and complex ndarrays and "
+                              f"scalars; or {keep_out}.")
 
 
 def _parameter_name(f, i: int) -> str:

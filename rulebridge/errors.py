@@ -15,6 +15,7 @@ import linecache
 import os
 import sys
 import sysconfig
+import warnings
 
 
 def _library_folders() -> tuple[str, ...]:
@@ -181,6 +182,21 @@ class ArgumentError(RulebridgeError, ValueError):
 
 class AdapterWarning(UserWarning):
     """An adapter misbehaved and was skipped while other adapters were asked for a rule."""
+
+
+class UncheckedRuleWarning(UserWarning):
+    """A rule that finite differences could not decide at the user's inputs (values that are not
+    finite, steps that disagree) is used unverified for that call; nothing is recorded about the
+    key, and the next call's inputs are checked again (rulebridge/checking/firstuse.py)."""
+
+
+def warn_at_user(message: str, category: type[Warning]) -> None:
+    """`warnings.warn(message, category)` attributed to the user's line that made the call (the
+    frame `user_frame` finds), as the errors' `file:line` is, whatever the depth of the call."""
+    frame, level = sys._getframe(1), 2  # the caller's frame is stacklevel 2
+    while frame is not None and not _is_users(frame):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level if frame is not None else 2)
 
 
 class GradientCheckError(RulebridgeError, AssertionError):

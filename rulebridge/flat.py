@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine.box import Traced
+from .errors import ArgumentError, UsageError
 from .rules.signature import is_differentiable
 from .tree import describe, tree_flatten
 
@@ -38,7 +39,7 @@ def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
 
     Raises
     ------
-    TypeError
+    UsageError (a TypeError)
         For a leaf that is not a float or complex array or scalar (an int, a bool, a string):
         casting it back from float64 would change it. The message names the leaf's path.
     """
@@ -51,11 +52,13 @@ def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
             dtype = np.dtype(type(leaf))
         if dtype is None or not is_differentiable(leaf):
             paths = paths or structure.paths("tree")
-            raise TypeError(f"rulebridge.flatten: the leaf {paths[i]} is {describe(leaf)}"
-                            f"{'' if dtype is None else f' of dtype {dtype}'}; only float and "
-                            "complex arrays and scalars go into the vector (their values would "
-                            "not survive a round trip through float64). Keep it out of the "
-                            "container you flatten, or convert it with .astype(np.float64).")
+            raise UsageError(
+                f"rulebridge.flatten: the leaf {paths[i]} is {describe(leaf)}"
+                f"{'' if dtype is None else f' of dtype {dtype}'}; only float and complex arrays "
+                "and scalars go into the vector.",
+                fix=f"{paths[i]} = np.asarray({paths[i]}, dtype=np.float64)  # or keep it out "
+                    "of the container you flatten",
+                details="Its value would not survive a round trip through float64.")
         metas.append((_primal_type(leaf), dtype, np.shape(leaf)))
     sizes = [int(np.prod(shape)) for _, _, shape in metas]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
@@ -74,8 +77,10 @@ def flatten(tree: Any) -> tuple[npt.NDArray[np.float64], Callable[[Any], Any]]:
     def unflatten(v: Any) -> Any:
         shape = getattr(v, "shape", None)
         if shape != (offsets[-1],):
-            raise ValueError(f"unflatten takes a 1-D vector of {offsets[-1]} entries (what "
-                             f"rulebridge.flatten made), got {describe(v)}")
+            raise ArgumentError(f"unflatten takes a 1-D vector of {offsets[-1]} entries (what "
+                                f"rulebridge.flatten made), got {describe(v)}.",
+                                fix="v, unflatten = rulebridge.flatten(tree)  # then unflatten "
+                                    "a vector of v's shape")
         traced = not isinstance(v, np.ndarray)
         out = []
         for (kind, dtype, leaf_shape), start, stop in zip(metas, offsets, offsets[1:]):

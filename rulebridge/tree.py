@@ -7,13 +7,16 @@ whose children are its fields; None is a node with no children, so it comes back
 anything else (an array, a scalar, a string, a list subclass) is a leaf. `rulebridge.flatten`,
 one vector for `scipy.optimize`, is rulebridge/flat.py.
 
-This module is the bottom layer beside errors.py: it knows nothing of the engine.
+This module is the layer above errors.py (whose errors it raises, so that a misuse names the
+user's line): it knows nothing of the engine.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
+
+from .errors import ArgumentError, UsageError
 
 
 class _Node(NamedTuple):
@@ -85,10 +88,13 @@ def register_container(cls: type, flatten: Callable[[Any], tuple[Iterable[Any], 
         order. It must accept any values as children (gradients, traced values).
     """
     if not isinstance(cls, type):
-        raise TypeError(f"register_container takes a type first, got {cls!r}")
+        raise UsageError(f"register_container takes a type first, got {cls!r}.",
+                         fix="rulebridge.register_container(type(obj), flatten, unflatten)")
     if cls in _NODES and cls not in _REGISTERED:
-        raise ValueError(f"register_container: {cls.__name__} is a built-in container and "
-                         "cannot be redefined")
+        raise ArgumentError(f"register_container: {cls.__name__} is a built-in container and "
+                            "cannot be redefined.",
+                            fix=f"class My{cls.__name__.title()}({cls.__name__}): ...  # a "
+                                "subclass is a type of its own, which may be registered")
     _REGISTERED.add(cls)
     _NODES[cls] = _Node(lambda x: flatten(x), lambda aux, c: unflatten(aux, c), _index_key)
 
@@ -130,14 +136,16 @@ class Structure:
         items = iter(leaves)
         tree = self._build(items)
         if next(items, _END) is not _END:
-            raise ValueError(f"unflatten: more leaves than the {self.n_leaves} this structure has")
+            raise ArgumentError(f"unflatten: more leaves than the {self.n_leaves} this structure "
+                                "has.", fix=_SAME_COUNT)
         return tree
 
     def _build(self, items: Iterator[Any]) -> Any:
         if self.node is None:
             leaf = next(items, _END)
             if leaf is _END:
-                raise ValueError("unflatten: fewer leaves than the structure has")
+                raise ArgumentError("unflatten: fewer leaves than the structure has.",
+                                    fix=_SAME_COUNT)
             return leaf
         return self.node.build(self.aux, [c._build(items) for c in self.children])
 
@@ -150,15 +158,23 @@ class Structure:
             out.extend(child.paths(root + self.node.key(self.aux, i)))
         return out
 
-    def flatten_up_to(self, tree: Any, root: str = "") -> list:
+    def flatten_up_to(self, tree: Any, root: str = "",
+                      of: str = "the output it is the cotangent of") -> list:
         """The leaves of `tree` where this structure has leaves (a cotangent laid out like an
-        output): None in place of a whole subtree stands for None at each of its leaves;
-        tuples, lists and namedtuples match each other by length, mappings by keys."""
+        output, `of` saying what it is laid out like in the error): None in place of a whole
+        subtree stands for None at each of its leaves; tuples, lists and namedtuples match each
+        other by length, mappings by keys."""
         out: list = []
-        self._match(tree, root, out)
+        try:
+            self._match(tree, root, out, of)
+        except ArgumentError as exc:
+            name, like = ("tangent", "x") if of.startswith("the argument") else (root or "ct", "y")
+            raise ArgumentError(exc.message, fix=(
+                f"{name} = rulebridge.tree.tree_map(np.ones_like, {like})  # laid out like "
+                f"{of.split(' it is')[0]} {like}, None for a zero")) from None
         return out
 
-    def _match(self, tree: Any, path: str, out: list) -> None:
+    def _match(self, tree: Any, path: str, out: list, of: str) -> None:
         if self.node is None:
             out.append(tree)
             return
@@ -181,10 +197,10 @@ class Structure:
             ok = ok and len(items) == len(self.children)
             wanted = "None" if node.kind == "none" else f"a {self.type_name()} like the output"
         if not ok:
-            raise ValueError(f"{path or 'the value'} should be {wanted} (as the output it is the "
-                             f"cotangent of), but it is {describe(tree)}")
+            raise ArgumentError(f"{path or 'the value'} should be {wanted} (as {of}), but it "
+                                f"is {describe(tree)}.")
         for i, (child, item) in enumerate(zip(self.children, items)):
-            child._match(item, path + node.key(self.aux, i), out)
+            child._match(item, path + node.key(self.aux, i), out, of)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Structure):
@@ -201,6 +217,7 @@ class Structure:
 
 _END = object()
 LEAF = Structure(None, None, ())
+_SAME_COUNT = "structure.unflatten(leaves)  # with leaves = tree_flatten(tree)[0], one per leaf"
 
 
 def _same_aux(a: Any, b: Any) -> bool:
@@ -213,7 +230,7 @@ def _same_aux(a: Any, b: Any) -> bool:
 def describe(x: Any) -> str:
     """`a list of 3 item(s)`, `an ndarray of shape (2,)`, `an int`: for error messages."""
     name = type(x).__name__
-    article = "an" if name[0] in "aeiouAEIOU" else "a"
+    article = "an" if name[0] in "aeiouAEIOU" or name == "ndarray" else "a"
     if isinstance(x, (tuple, list, dict)):
         return f"{article} {name} of {len(x)} item(s)"
     shape = getattr(x, "shape", None)

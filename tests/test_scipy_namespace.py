@@ -364,3 +364,46 @@ def test_odeint_parameter_fit():
     fit = scipy.optimize.minimize(rulebridge.value_and_grad(loss(rintegrate)), start, jac=True,
                                   method="BFGS")
     np.testing.assert_allclose(fit.x, truth, rtol=1e-4)
+
+
+def _nn_predict(inputs, t, params, scale=1.0, unused=None):
+    """autograd's ode_net dynamics (tanh for its relu, which has a kink)."""
+    for W, b in (params["layers"] if isinstance(params, dict) else params):
+        outputs = np.dot(inputs, W) + b
+        inputs = np.tanh(outputs)
+    return outputs * scale
+
+
+_RS = np.random.RandomState(0)
+_PARAMS = [(_RS.randn(2, 3) * 0.5, _RS.randn(3) * 0.5), (_RS.randn(3, 2) * 0.5, _RS.randn(2) * 0.5)]
+_Y0, _TIMES = np.array([1.0, 0.0]), np.linspace(0.0, 1.0, 4)
+
+
+@pytest.mark.parametrize("call", [
+    # autograd's ode_net: `args` positional, a keyword after it
+    lambda integrate, p: integrate.odeint(_nn_predict, _Y0, _TIMES, tuple((p,)), rtol=1e-10,
+                                          atol=1e-10),
+    # by keyword, among plain extras, in a dict
+    lambda integrate, p: integrate.odeint(_nn_predict, _Y0, _TIMES, rtol=1e-10, atol=1e-10,
+                                          args=({"layers": p}, 0.7, None)),
+])
+def test_odeint_takes_args_positionally_and_nested_parameters_as_autograds_example(call):
+    """autograd's ode_net example: odeint(nn_predict, y0, t, tuple((params,)), rtol=...), its
+    `args` positional and holding a list of (W, b) pairs. It raised "got a traced value as
+    keyword argument 'args', which has no positional slot" when a keyword came along, and then
+    recursed without end: the tape unboxes one list deep, the boxes two lists down reached the
+    op's forward, the drop-in itself, which recorded the call again."""
+    import scipy.integrate
+
+    import rulebridge.scipy.integrate as rintegrate
+
+    def loss(integrate):
+        return lambda p: np.sum(call(integrate, p) ** 2)
+
+    value, g = rulebridge.value_and_grad(loss(rintegrate))(_PARAMS)
+    assert value == loss(scipy.integrate)(_PARAMS)
+    vector, unflatten = rulebridge.flatten(_PARAMS)
+    expected = central_difference(lambda v: loss(scipy.integrate)(unflatten(v)), (vector,),
+                                  h=1e-5)
+    assert isinstance(g, list) and [len(pair) for pair in g] == [2, 2]
+    np.testing.assert_allclose(rulebridge.flatten(g)[0], expected, rtol=1e-5, atol=1e-8)

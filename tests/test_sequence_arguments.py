@@ -57,3 +57,33 @@ def test_every_source_is_right_or_raises_on_python_sequences(name, source):
 def test_source_none_finds_the_source_that_takes_lists():
     f, a = PROGRAMS["take list"]
     np.testing.assert_allclose(rb.grad(f)(a.copy()), central_difference(f, (a,)), rtol=1e-6)
+
+
+# -- traced values nested two levels deep in one argument ----------------------------------------
+
+
+@pytest.mark.parametrize("program, nested", [
+    (lambda a: np.sum(np.block([[a, a], [a, a]])), True),
+    (lambda a: np.sum(np.block([[a], [np.sin(a)]])), True),
+    # NumPy's dispatcher finds no box in these (it looks one list deep), so NumPy's C code
+    # converts the box: the np.asarray refusal
+    (lambda a: np.sum(np.concatenate(([a, a], [a]))), False),
+    (lambda a: np.sum(np.concatenate([(a,), (a, a)])), False),
+])
+def test_a_traced_value_two_lists_deep_raises_the_fix_never_a_recursion(program, nested):
+    """The tape records a traced argument and a list or tuple of them; a box one list deeper
+    reached the op's forward still boxed, whose NumPy function handed it back to the tape, which
+    recorded the call again, without end (a RecursionError)."""
+    with pytest.raises(rb.TracingError) as info:
+        rb.grad(program)(X)
+    first = str(info.value).splitlines()[0]
+    assert first.startswith("tests/test_sequence_arguments.py:"), first
+    assert ("is nested in a list, tuple or dict" in first) == nested, first
+    assert "Fix: " in str(info.value)
+
+
+def test_nested_plain_lists_and_one_level_of_traced_values_still_work():
+    def f(a):
+        return (np.sum(np.concatenate([a, a * 2.0]) ** 2) + np.sum(np.take(a, [[0, 1], [2, 2]]))
+                + np.sum(np.stack((a, np.sin(a))) * np.array([[1.0], [2.0]])))
+    np.testing.assert_allclose(rb.grad(f)(X), central_difference(f, (X,)), rtol=1e-6)

@@ -225,6 +225,19 @@ EXAMPLES = [
             "Among several adapters, one raised while building a rule: it is skipped, the others "
             "answer.",
             "Report it to that adapter's authors, or uninstall it."),
+    Example(rb.UncheckedRuleWarning,
+            "x = np.array([np.nan, 0.5]).reshape(1, 1, 1, 1, 1, 1, 1, 2)  # a rank no matrix "
+            "row covers\n"
+            "rb.grad(lambda v: np.sum(np.tanh(v)), source='autograd')(x)",
+            "A rule no shipped status verifies at this key was to be checked against finite "
+            "differences at the call's inputs, but they cannot decide there (NaN or inf among "
+            "the inputs or in NumPy's value, or two step sizes that disagree). The rule is used "
+            "unverified for this call only: nothing is recorded about the key, and the next "
+            "call's inputs are checked again (after three undecided calls, the rule is used "
+            "unverified from then on). The gradient is the rule's, not a checked one.",
+            "Call the function first at inputs where it is finite and smooth, which checks the "
+            "rule there; or turn the warning into an error to refuse such calls: "
+            "`warnings.simplefilter('error', rulebridge.UncheckedRuleWarning)`."),
     Example(rb.UsageError,
             "rb.grad(lambda x: x * 2.0)(np.ones(3))",
             "Misuse of the API: grad of a non-scalar, a non-float argument in argnums, a bad "

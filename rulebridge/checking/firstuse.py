@@ -26,9 +26,9 @@ and the next call's inputs are checked again. One awkward input never decides th
 from __future__ import annotations
 
 import threading
-import warnings
 
-from ..errors import ImportRuleError, UnverifiedRuleError, compose
+from ..errors import (ImportRuleError, UncheckedRuleWarning, UnverifiedRuleError, compose,
+                      warn_at_user)
 from ..rules.levels import holds_box, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
@@ -38,12 +38,6 @@ from .result import AT_A_KINK, RAISED, CheckResult
 from .wrapping import Policy, Wrapped, wrap
 
 ATTEMPTS = 3  # checks of a key that finite differences cannot decide before it is settled
-
-
-class UncheckedRuleWarning(UserWarning):
-    """A rule that finite differences could not decide at the user's inputs (values that are not
-    finite, steps that disagree) is used unverified for that call; nothing is recorded about the
-    key, and the next call's inputs are checked again, up to `ATTEMPTS` times."""
 
 
 class FirstUse(Policy):
@@ -133,10 +127,14 @@ class FirstUse(Policy):
         settled = attempts >= ATTEMPTS
         self.chosen[mask], wrapped.status = rule, "inconclusive"
         self.attempts[mask] = 0 if settled else attempts
-        warnings.warn(f"{rule.name}{key} from {rule.source} could not be checked at these "
-                      f"inputs: {result.reason}. It is used unverified"
-                      + (" from now on." if settled else "; the next call's inputs are checked."),
-                      UncheckedRuleWarning, stacklevel=6)
+        warn_at_user(compose(
+            f"{rule.name}{key} from {rule.source} could not be checked at these inputs: "
+            f"{result.reason}. It is used unverified"
+            + (" from now on." if settled else "; the next call's inputs are checked."),
+            fix="warnings.simplefilter('error', rulebridge.UncheckedRuleWarning)  # to refuse "
+                "such calls instead",
+            details="Or call it first at inputs where the function is finite and smooth, which "
+                    "checks the rule there."), UncheckedRuleWarning)
         return rule
 
 

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import MutationError
+from ..rules.levels import Box
+from .refusals import nested_box
 
 _ndarray = np.ndarray
 _SHARES_MEMORY_WORK = 10_000  # np.shares_memory's budget; undecided counts as shared
@@ -92,18 +94,28 @@ class CallersArrays:
         self.copies[id(copy)] = (copy, copy, None)
         return copy
 
-    def constants_in(self, value: Any) -> Any:
+    def constants_in(self, value: Any, depth: int = 0) -> Any:
         """`value` (an argument or keyword of an op) with each plain ndarray in it, also inside
         tuples and lists (an index, a list of arrays), replaced by `constant`'s copy; a list is
-        always a new one (its owner may change it, `x[idx]` with `idx` a list)."""
+        always a new one (its owner may change it, `x[idx]` with `idx` a list).
+
+        The tape unboxes a traced argument and the traced items of a list or tuple argument; a
+        box a list deeper (`np.block([[a, b], [c, d]])`) or in a dict would reach the op's
+        forward still boxed, which hands the call back to the tape without end: `nested_box`
+        refuses it."""
         if type(value) is _ndarray:
             return self.constant(value)
         if type(value) is list:
-            return [self.constants_in(item) for item in value]
+            return [self.constants_in(item, depth + 1) for item in value]
         if type(value) is tuple and value:
-            items = [self.constants_in(item) for item in value]
+            items = [self.constants_in(item, depth + 1) for item in value]
             if any(a is not b for a, b in zip(items, value)):
                 return tuple(items)
+        elif type(value) is dict:  # the tape unboxes no dict: a box anywhere in one is refused
+            for item in value.values():
+                self.constants_in(item, 2)
+        elif depth > 1 and isinstance(value, Box):
+            raise nested_box(value)
         return value
 
     def constant_keywords(self, kwargs: dict) -> dict:

@@ -66,3 +66,16 @@ def refuse_array(value: str, buffer_fix: str) -> TracingError:
             "values with them",
         details="Keep plain-array helpers out of the differentiated code; for a library "
                 "function, `f = rulebridge.import_rule(f)` gives it a rule.")
+
+
+def nested_box(box: object) -> TracingError:
+    """The error for a traced value two containers deep in one argument of a NumPy or SciPy
+    call (a list in a list, or in a dict)."""
+    return TracingError(
+        f"a traced value ({box!r}) is nested in a list, tuple or dict inside one argument of a "
+        "call, as in np.block([[a, b], [c, d]]); rulebridge records a traced argument, or a "
+        "flat list or tuple of them.",
+        fix="rows = [np.concatenate([a, b], axis=-1), np.concatenate([c, d], axis=-1)]\n"
+            "y = np.concatenate(rows, axis=-2)  # build each inner list into an array first",
+        details="np.stack, np.concatenate, np.hstack and np.vstack take one flat list of traced "
+                "values.")

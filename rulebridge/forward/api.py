@@ -12,7 +12,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..boundary import Ownership, Run, name_of, positions_of
+from ..engine.box import Traced
 from ..engine.collector import collector_paused
+from ..rules.levels import primal
 from ..rules.signature import is_differentiable
 from ..tree import LEAF
 from .sweep import forward
@@ -172,14 +174,20 @@ def _seeds(f, run: Run, positions: tuple, tangents: tuple) -> dict[int, Any]:
     for i, tangent in zip(positions, tangents):
         arg = run.traced[i]
         where = f"tangent {positions.index(i)}"
-        parts = [tangent] if arg.structure is LEAF else arg.structure.flatten_up_to(tangent, where)
+        parts = [tangent] if arg.structure is LEAF else arg.structure.flatten_up_to(
+            tangent, where, "the argument it is the tangent of")
         paths = None
         for k, (leaf, var, t) in enumerate(zip(arg.leaves, arg.variables, parts)):
             if var is None or t is None:
                 continue
-            dtype = np.result_type(leaf)
-            t = np.asarray(t)
-            if t.shape != np.shape(leaf) or (t.dtype.kind == "c" and dtype.kind != "c"):
+            dtype = np.result_type(primal(leaf))
+            if type(t) is Traced:  # a tangent of an enclosing differentiation: recorded there
+                if t.shape == np.shape(primal(leaf)) and (t.dtype.kind != "c" or dtype.kind == "c"):
+                    seeds[var] = t if t.dtype == dtype else t.astype(dtype)
+                    continue
+            else:
+                t = np.asarray(t)
+            if t.shape != np.shape(primal(leaf)) or (t.dtype.kind == "c" and dtype.kind != "c"):
                 paths = paths or ([where] if arg.structure is LEAF else
                                   arg.structure.paths(where))
                 raise ValueError(f"jvp of {name_of(f)}: {paths[k]} is {t.dtype} of shape "
@@ -187,7 +195,7 @@ def _seeds(f, run: Run, positions: tuple, tangents: tuple) -> dict[int, Any]:
                                  f"{np.shape(leaf)}; a tangent has its primal's shape and dtype")
             t = np.array(t, dtype=dtype, copy=True)  # ours: the caller may write into theirs
             t.flags.writeable = False
-            seeds[var] = t if type(leaf) is _ndarray else t[()]
+            seeds[var] = t if type(primal(leaf)) is _ndarray else t[()]
     return seeds
 
 
@@ -195,6 +203,9 @@ def _tangent(out: dict, var, value, owner: Ownership) -> Any:
     if not is_differentiable(value):
         return None
     t = out.get(var) if var is not None else None
+    if type(t) is Traced or type(value) is Traced:  # an enclosing differentiation's: kept a box
+        return t if t is not None else np.zeros(np.shape(primal(value)),
+                                                np.result_type(primal(value)))
     if t is None:
         t = np.zeros(np.shape(value), np.result_type(value))
     if isinstance(value, _ndarray):

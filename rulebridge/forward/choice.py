@@ -21,6 +21,7 @@ from typing import Callable
 from ..checking.arguments import traced_argnums, with_traced
 from ..checking.pushforward import check_pushforward
 from ..rules.keys import configuration, format_key
+from ..rules.levels import primals
 from ..rules.registry import REGISTRY
 from ..rules.rule import Rule
 
@@ -57,7 +58,9 @@ def pushforward(rule: Rule, args: tuple, kwargs, argnums: tuple) -> tuple[Callab
         if status == "no gradient":
             status = "pass"
         if status not in ("pass", "fail", "error"):
-            result = check_pushforward(rule, args, dict(kwargs or {}), argnums)
+            # at the innermost primals: under nesting the op's arguments are an enclosing
+            # level's boxes (reverse over forward), which the check reads as plain values
+            result = check_pushforward(rule, primals(args), dict(kwargs or {}), argnums)
             status, reason = result.status, result.reason
             if status != "inconclusive":
                 VERDICTS[(rule.name, rule.source, key)] = status

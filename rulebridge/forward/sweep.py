@@ -21,6 +21,7 @@ from ..engine.hooks import Effect
 from ..engine.op import UNARY
 from ..engine.tape import Tape
 from ..errors import RuleContractError
+from ..rules.levels import Box, primal as innermost
 from ..rules.rule import CallForward
 from ..rules.signature import format_signature, is_differentiable
 from .choice import pushforward
@@ -122,11 +123,13 @@ def _conformed(out, rule, residuals, args, kwargs, structure) -> Any:
     for k, t in enumerate(items):
         if t is None:
             continue
+        if isinstance(t, Box):  # an enclosing level's tangent (reverse over forward)
+            t = innermost(t)
         if not isinstance(t, (_ndarray, np.generic)) or not is_differentiable(t):
             raise RuleContractError(f"the {rule.source} pushforward for {_where(rule)} returned "
                                     f"a {type(t).__name__} as the tangent of output {k}")
         if primals is not None and k < len(primals) and is_differentiable(primals[k]):
-            p = primals[k]
+            p = innermost(primals[k])
             if np.shape(t) != np.shape(p) or t.dtype != np.result_type(p):
                 raise RuleContractError(
                     f"the {rule.source} pushforward for {_where(rule)} returned a tangent of "

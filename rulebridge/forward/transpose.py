@@ -15,11 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NoRuleError
+from ..errors import NestedDifferentiationError, NoRuleError, RulebridgeError
+from ..rules.levels import Box, primal
 from ..rules.rule import Rule, function_name
 from ..rules.signature import format_signature, is_differentiable
 
 MAX_PULLBACKS = 4096
+_IMAGINARY = np.complex128(1j)  # a box times Python's 1j is refused (its dtype is not NumPy's)
 
 
 def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
@@ -28,7 +30,7 @@ def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
     primal outputs (a list, one item for a single output); `several` says whether the rule
     returns a tuple. `why` says why the pushforward is not used, for the refusal."""
     selected = [k for k, o in enumerate(outputs) if is_differentiable(o)]
-    calls = sum(np.size(outputs[k]) * (2 if np.iscomplexobj(outputs[k]) else 1)
+    calls = sum(np.size(primal(outputs[k])) * (2 if np.iscomplexobj(primal(outputs[k])) else 1)
                 for k in selected)
     if calls > MAX_PULLBACKS:
         raise NoRuleError(
@@ -39,11 +41,11 @@ def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
             "source whose rules carry pushforwards (source='NAME').")
     result: list = [None] * len(outputs)
     for k in selected:
-        out = np.asarray(outputs[k])
-        tangent = np.zeros(out.shape, out.dtype)
-        flat = tangent.reshape(-1)
+        out = np.asarray(primal(outputs[k]))
+        entries = []
         units = (1, 1j) if out.dtype.kind == "c" else (1,)
         for j in range(out.size):
+            entry: Any = 0.0
             for unit in units:
                 seed = np.zeros(out.shape, out.dtype)
                 seed.reshape(-1)[j] = unit
@@ -51,19 +53,48 @@ def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
                     seed = seed[()]
                 g = seed if not several else tuple(seed if m == k else None
                                                     for m in range(len(outputs)))
-                cts = rule.pullback(residuals, g, argnums)
+                cts = _pullback(rule, residuals, g, argnums, tangents)
                 value = sum(_pair(ct, t) for ct, t in zip(cts, tangents))
-                if unit == 1:
-                    flat[j] += value
-                else:
-                    flat[j] -= 1j * value
-        result[k] = tangent if type(outputs[k]) is np.ndarray else tangent[()]
+                entry = entry + value if unit == 1 else entry - value * _IMAGINARY
+            entries.append(entry)
+        if any(isinstance(e, Box) for e in entries):  # an enclosing level's: recorded there
+            tangent = np.reshape(np.stack([e if isinstance(e, Box) else np.asarray(e, out.dtype)
+                                           for e in entries]).astype(out.dtype), out.shape)
+        else:
+            tangent = np.array(entries, dtype=out.dtype).reshape(out.shape)
+        result[k] = tangent if type(outputs[k]) is np.ndarray or isinstance(tangent, Box) \
+            else tangent[()]
     return tuple(result) if several else result[0]
 
 
-def _pair(ct: Any, t: Any) -> float:
+def _pullback(rule: Rule, residuals: Any, g: Any, argnums: tuple, tangents: tuple) -> Any:
+    try:
+        return rule.pullback(residuals, g, argnums)
+    except RulebridgeError:
+        raise
+    except Exception as exc:
+        if not any(isinstance(a, Box) for a in (*_values_in(residuals), *tangents)):
+            raise
+        raise NestedDifferentiationError(
+            f"forward mode: {function_name(rule.function)}{format_signature(rule.signature)} "
+            f"has no pushforward that runs on an enclosing differentiation's values, and the "
+            f"{rule.source} pullback it would be read off is not NumPy code that rulebridge can "
+            f"record ({type(exc).__name__}: {exc}).",
+            fix="source='NAME'  # a source whose rules are NumPy code") from exc
+
+
+def _values_in(residuals: Any) -> list:
+    """The values in a rule's residuals, one level of tuples and lists deep."""
+    items = residuals if type(residuals) in (tuple, list) else (residuals,)
+    return [b for a in items for b in (a if type(a) in (tuple, list) else (a,))]
+
+
+def _pair(ct: Any, t: Any) -> Any:
+    """`Re(sum(ct * t))`: a float, or an enclosing level's box when either is one."""
     if ct is None or t is None:
         return 0.0
     if type(ct) in (list, tuple):
         return sum(_pair(a, b) for a, b in zip(ct, t))
+    if isinstance(ct, Box) or isinstance(t, Box):
+        return np.real(np.sum(ct * t))
     return float(np.real(np.sum(np.asarray(ct) * np.asarray(t))))

@@ -61,6 +61,13 @@ CONVENTIONS: dict[str, tuple[OneTriangle, ...]] = {
 # autograd's odeint rule takes `args` positionally only.
 POSITIONAL_UP_TO = {"scipy.integrate.odeint": "args"}
 
+# A function's parameter that it spreads into a callable's arguments (odeint calls
+# `func(y, t, *args)`), with that callable's parameter: a container of traced values there
+# (autograd's ode_net example passes `(params,)`, params a list of `(W, b)` pairs) is recorded
+# as one flat tuple of its leaves, and the callable is handed the container back
+# (`DropIn._spread_flat`), since the tape records traced values one list or tuple deep.
+SPREAD = {"scipy.integrate.odeint": ("args", "func")}
+
 
 class _SourceOps:
     """The source's own `tril`, `triu`, `swapaxes`, `conj` and `real`, found by name like any

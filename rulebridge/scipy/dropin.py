@@ -17,6 +17,7 @@ name would do: NumPy's protocols, or the error naming the fix.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import threading
@@ -30,7 +31,8 @@ from ..import_rule import import_rule, rule_builder
 from ..rules.phases import PHASES
 from ..rules.registry import REGISTRY
 from ..rules.scipy_names import is_candidate, is_distribution, sources_with_counterpart
-from .conventions import CONVENTIONS, POSITIONAL_UP_TO, in_float64, with_convention
+from ..tree import tree_flatten
+from .conventions import CONVENTIONS, POSITIONAL_UP_TO, SPREAD, in_float64, with_convention
 from .gauge import VECTORS, AlignedImport
 
 _P = inspect.Parameter
@@ -86,16 +88,47 @@ class DropIn:
         args = tuple(_as_array(a, p) for a, p in zip(args, self._names))
         if kwargs:
             kwargs = {k: _as_array(v, k) for k, v in kwargs.items()}
+        if self.__rulebridge_name__ in SPREAD:
+            args, kwargs = self._spread_flat(args, kwargs)
         if kwargs or self.__rulebridge_name__ in POSITIONAL_UP_TO:
             args, kwargs = self._positional(args, kwargs)
         return box._tape.record(self, args, kwargs)
+
+    def _spread_flat(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """`args` and `kwargs` with the parameter SPREAD names, when it nests containers, as
+        the flat tuple of its leaves, and the callable given the same call with the container
+        put back: `func(y, t, *leaves)` calls `func(y, t, *unflatten(leaves))`, so it computes
+        what SciPy's function computes with the nested one, and the op records one flat tuple."""
+        positional, rest = list(args), dict(kwargs)
+
+        def slot(name: str) -> tuple[Any, Any] | None:  # where parameter `name` was given
+            i = self._names.index(name)
+            if i < len(positional):
+                return positional, i
+            return (rest, name) if name in rest else None
+
+        spread, callee = (slot(name) for name in SPREAD[self.__rulebridge_name__])
+        if spread is None or callee is None or type(spread[0][spread[1]]) is not tuple:
+            return args, kwargs
+        leaves, structure = tree_flatten(spread[0][spread[1]])
+        n = len(leaves)
+        if n == 0 or all(child.is_leaf for child in structure.children):
+            return args, kwargs  # already flat
+        function = callee[0][callee[1]]
+
+        @functools.wraps(function)
+        def flat(*values: Any) -> Any:
+            return function(*values[:-n], *structure.unflatten(values[-n:]))
+
+        spread[0][spread[1]], callee[0][callee[1]] = tuple(leaves), flat
+        return tuple(positional), rest
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """Traced keyword arguments moved to their positional slots (the tape records positional
         arguments only), with the defaults of the parameters skipped on the way."""
         traced = [k for k, v in kwargs.items() if _first_box((v,)) is not None]
         up_to = POSITIONAL_UP_TO.get(self.__rulebridge_name__)
-        if up_to is not None and up_to not in traced:
+        if up_to is not None and up_to not in traced and up_to not in self._given(len(args)):
             traced.append(up_to)
         if not traced:
             return args, kwargs
@@ -116,6 +149,10 @@ class DropIn:
                 f"{self.__rulebridge_name__}{self.__signature__} got a traced value as keyword "
                 f"argument {traced[0]!r}, which has no positional slot; pass it positionally.")
         return tuple(positional), rest
+
+    def _given(self, n: int) -> list[str]:
+        """The names of the parameters `n` positional arguments fill."""
+        return list(self.__signature__.parameters)[:n]
 
     def _register(self) -> tuple[str, ...]:
         """Import this function's rule from every installed source with a counterpart; the
@@ -179,8 +216,8 @@ def _first_box(values) -> Traced | None:
     for value in values:
         if type(value) is Traced:
             return value
-        if type(value) in (list, tuple):
-            inner = _first_box(value)
+        if type(value) in (list, tuple, dict):
+            inner = _first_box(value.values() if type(value) is dict else value)
             if inner is not None:
                 return inner
     return None

@@ -15,6 +15,10 @@ import threading
 import types
 from typing import Callable
 
+import numpy as np
+
+import rulebridge
+
 # Modules whose functions a VJP maker may call: the makers themselves, their helpers
 # (`unbroadcast_f`, `repeat_to_match_shape`, ...) and the namespace (`anp.where` is a plain
 # function of autograd.numpy that calls a primitive).
@@ -46,7 +50,12 @@ class _RawCopies:
 
     def function(self, value):
         if getattr(value, "_is_autograd_primitive", False):
-            return value.fun
+            raw = value.fun  # a helper primitive of the rules (`dot_adjoint_0`): raw too
+            if isinstance(raw, types.FunctionType) and _is_rule_module(raw.__globals__):
+                return _rebound(raw, self._globals_copy(raw.__globals__))
+            return _dropin_of(raw) or raw
+        if value is np:  # the rules' `onp`: NumPy, with an asarray that takes boxes
+            return _numpy_for_boxes()
         if getattr(value, "_is_primitive", False):  # notrace_primitive keeps f_raw in its closure
             return _closure_cells(value).get("f_raw", value)
         if isinstance(value, types.FunctionType) and _is_rule_module(value.__globals__):
@@ -73,6 +82,53 @@ class _RawCopies:
                 for name, value in vars(module).items():
                     setattr(raw, name, self.function(value))
             return raw
+
+
+def _numpy_for_boxes() -> types.ModuleType:
+    """NumPy as autograd's rules call it (`onp`), except `asarray`: a rule's helper ends with
+    `onp.asarray(out, dtype=...)` (`dot_adjoint_0`), which under nested differentiation gets
+    rulebridge's box of an enclosing level, an array for which asarray changes nothing but the
+    dtype; it is the box itself, or `astype`, so that rulebridge records it."""
+    global _NUMPY
+    if _NUMPY is None:
+        module = types.ModuleType("numpy[boxes]")
+        vars(module).update(vars(np))
+        real = np.asarray
+
+        def asarray(a, dtype=None, *args, **kwargs):
+            if type(a) is rulebridge.Traced and not args and not kwargs:
+                return a if dtype is None or a.dtype == np.dtype(dtype) else a.astype(dtype)
+            return real(a, dtype, *args, **kwargs)
+
+        module.asarray = asarray
+        _NUMPY = module
+    return _NUMPY
+
+
+_NUMPY: types.ModuleType | None = None
+
+
+def _dropin_of(function) -> Callable | None:
+    """rulebridge's drop-in for a SciPy function a rule calls (`norm.cdf`'s VJP calls
+    `scipy.stats.norm.pdf`): SciPy's own function on plain values, and under nested
+    differentiation, on an enclosing level's boxes, an op that level records with a rule of its
+    own (SciPy's function would convert the boxes). None for anything else."""
+    module = getattr(function, "__module__", None) or ""
+    owner = getattr(function, "__self__", None)
+    name = getattr(function, "__name__", None)
+    if name is None or not (module.startswith("scipy.") or type(owner).__module__.startswith(
+            "scipy.stats")):
+        return None
+    import rulebridge.scipy
+
+    if owner is not None and hasattr(owner, "name"):  # a distribution's method: norm.pdf
+        found = getattr(getattr(rulebridge.scipy.stats, owner.name, None), name, None)
+    else:
+        found = next((getattr(getattr(rulebridge.scipy, m), name) for m in rulebridge.scipy.MODULES
+                      if module.startswith(f"scipy.{m}")
+                      and hasattr(getattr(rulebridge.scipy, m), name)), None)
+    return found if getattr(found, "scipy_function", None) is not None and (
+        found.scipy_function == function) else None
 
 
 def _is_rule_module(module_globals: dict) -> bool:
