@@ -38,6 +38,7 @@ default_role = "literal"
 # rulebridge: the build is offline, so there is no inventory of Python's, NumPy's or SciPy's docs.
 nitpicky = True
 nitpick_ignore_regex = [(r"py:.*", r"(?!rulebridge\b).*"),
-                        # the type variable of grad's typed signatures, not a class
-                        (r"py:class", r"rulebridge\.api\.T")]
+                        # the type variables of grad's and jit's typed signatures, not classes
+                        (r"py:class", r"rulebridge\.api\.T"),
+                        (r"py:class", r"rulebridge\.jit\.F")]
 html_theme = "alabaster"
