@@ -276,7 +276,7 @@ def test_integer_array_arguments_are_part_of_the_key():
         assert_same(g(logits, labels), rb.grad(loss)(logits, labels))
 
 
-@pytest.mark.parametrize("source", [None, "autograd"])
+@pytest.mark.parametrize("source", SOURCES)  # jax: its pullbacks recorded as rules (issue 23)
 def test_hessian_and_jacobian(source):
     def f(x):
         return np.sum(np.sin(x) * x[0] + x ** 3)
