@@ -212,3 +212,20 @@ def test_a_run_over_two_cpu_devices():
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr
+
+
+def test_the_back_end_is_installed_when_it_is_asked_for():
+    """The core never imports JAX: naming the back end loads the installed adapter of that
+    name, which installs it."""
+    code = textwrap.dedent("""
+        import sys, numpy as np, rulebridge as rb
+        assert "jax" not in sys.modules
+        g = rb.jit(rb.grad(lambda x: np.sum(np.sin(x))), backend="jax")
+        for x in (np.ones(3), np.full(3, 2.0), np.full(3, 3.0)):
+            assert np.allclose(g(x), np.cos(x), rtol=1e-12, atol=0)
+        assert g.variants[next(iter(g.variants))][0].staged.program.calls == 2
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr

@@ -82,9 +82,8 @@ class JaxProgram:
         self.types = [(type(v), np.result_type(v)) for v in values]
         self.dynamic: list[tuple[int, str]] = []  # (decision index, kind) checked per call
         self.calls = 0  # how many replays the compiled function answered
-        self.compiled = jax.jit(self.core)
-        with jax.enable_x64(True):
-            self.compiled.lower(leaves)  # checks the static decisions, refuses what cannot stage
+        with jax.enable_x64(True):  # compiled ahead of time: the first replay runs at once
+            self.compiled = jax.jit(self.core).lower(leaves).compile()
 
     # -- the staged function ---------------------------------------------------------------------
 
