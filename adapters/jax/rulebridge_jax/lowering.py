@@ -12,8 +12,8 @@ catalog leaves out because they carry no gradient (comparisons, `floor`). The en
   select, as the adapter's pullbacks read them), `untake` a scatter-add into zeros.
 
 An op with no counterpart (an imported rule's function, a SciPy function JAX does not have, a
-function the catalog declines because JAX's means something else) is refused with JitError
-naming it.
+function the catalog declines because JAX's means something else) calls back to NumPy with its
+own rule as its VJP (callback.py), or is refused with JitError naming it.
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 import rulebridge
 
+from .callback import callback_op, numpy_values
 from .catalog import catalog
 from .semantics import _traceable_index
 
@@ -125,17 +127,38 @@ class Lowered:
     """`Lowered(program)(values)`: the values of every variable of the program's forward, a dict
     computed with jax.numpy from one value per tape input."""
 
-    def __init__(self, program) -> None:
+    def __init__(self, program, values: list) -> None:
         self.inputs = list(program.inputs)
         self.steps = []
-        for rule, args, kwargs, inputs, outputs, structure, _ in program.entries:
-            self.steps.append((counterpart(rule), args, dict(kwargs or {}), inputs, outputs,
+        missing = {}
+        for position, (rule, args, kwargs, inputs, outputs, structure, _) in enumerate(
+                program.entries):
+            try:
+                function = counterpart(rule)
+            except rulebridge.JitError:
+                function = missing[position] = None
+            self.steps.append((function, args, dict(kwargs or {}), inputs, outputs,
                                structure))
+        if missing:  # each a call back to NumPy with its rule (callback.py)
+            env = numpy_values(program.entries, self.inputs, values, set(missing))
+            for position in missing:
+                rule, args, kwargs, inputs, outputs, structure, _ = program.entries[position]
+                function = callback_op(rule, args, kwargs, inputs, outputs, structure, env)
+                self.steps[position] = (function, args, {}, inputs, outputs, structure)
 
     def __call__(self, values) -> dict:
         env = dict(zip(self.inputs, values))
         for function, args, kwargs, inputs, outputs, structure in self.steps:
-            out = function(*[_spelled(a, v, env) for a, v in zip(args, inputs)], **kwargs)
+            spelled = [_spelled(a, v, env) for a, v in zip(args, inputs)]
+            try:
+                out = function(*spelled, **kwargs)
+            except rulebridge.RulebridgeError:
+                raise
+            except Exception as exc:  # at staging only: JAX's counterpart refused NumPy's call
+                raise _refusal(getattr(function, "__wrapped__", function),
+                               f"its JAX counterpart failed on NumPy's arguments "
+                               f"({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
+                               ) from exc
             if not isinstance(structure, type):  # one output (None, or the engine's UNARY)
                 env[outputs[0]] = out
             else:
@@ -144,8 +167,31 @@ class Lowered:
                         env[var] = out[k]
         return env
 
-    def call(self, call: tuple, var: Any, env: dict) -> Any:
-        """A decision's op (rule, args, kwargs) run on the lowered values."""
+    def call(self, call: tuple, var: Any, env: dict, outcome: Any) -> Any:
+        """A decision's op (rule, args, kwargs) run on the lowered values: a comparison with
+        JAX's (exact in both), any other op NumPy's own, called back on the host, so an index
+        or an order (argsort's ties) is NumPy's."""
         rule, args, kwargs = call
-        return counterpart(rule)(*[_spelled(a, v, env) for a, v in zip(args, var)],
-                                 **dict(kwargs or {}))
+        # (its answer carries no gradient: the values it reads are constants to a derivative)
+        spelled = [jax.lax.stop_gradient(_spelled(a, v, env)) if type(v) is int
+                   else _spelled(a, v, env) for a, v in zip(args, var)]
+        function = rule.function
+        if isinstance(function, np.ufunc) and all(
+                t.endswith("->?") for t in function.types if "O" not in t):
+            return counterpart(rule)(*spelled, **dict(kwargs or {}))
+        if not isinstance(outcome, (np.ndarray, np.generic)):
+            raise _refusal(function, "its answer, which the program decided on, is not an "
+                                     "array a call back to NumPy can return")
+        if any(type(v) is tuple for v in var):
+            raise _refusal(function, "a list of arrays as an argument is not called back yet")
+        traced = [i for i, v in enumerate(var) if type(v) is int]
+        shape = jax.ShapeDtypeStruct(np.shape(outcome), outcome.dtype)
+
+        def host(*values):
+            host_args = list(args)
+            for i, value in zip(traced, values):
+                host_args[i] = np.asarray(value)
+            return np.asarray(function(*host_args, **dict(kwargs or {})), dtype=outcome.dtype)
+
+        return jax.pure_callback(host, shape, *[spelled[i] for i in traced],
+                                 vmap_method="sequential")

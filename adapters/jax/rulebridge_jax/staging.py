@@ -69,7 +69,6 @@ class JaxProgram:
         self.seeded = list(program.seeded) if spec.kind != "plain" else []
         self.kind = spec.kind
         self.decisions = list(program.decisions)
-        self.lowered = Lowered(program)
         leaves = [variant.call.run.traced[i].leaves[k] for i, k in variant.slots]
         for leaf in leaves:
             if np.iscomplexobj(leaf):
@@ -78,6 +77,7 @@ class JaxProgram:
                     "rulebridge's conventions for complex gradients are not checked to agree.",
                     fix='rulebridge.jit(f, backend="numpy")')
         self.leaves = [(type(leaf), np.result_type(leaf), np.shape(leaf)) for leaf in leaves]
+        self.lowered = Lowered(program, leaves)
         values, _ = program.run(leaves)  # the recorded types of the outputs
         self.types = [(type(v), np.result_type(v)) for v in values]
         self.dynamic: list[tuple[int, str]] = []  # (decision index, kind) checked per call
@@ -94,7 +94,7 @@ class JaxProgram:
         dynamic, extras = [], []
         for d, (position, var, kind, outcome, call) in enumerate(self.decisions):
             if call is not None:
-                answer = self._rerun(call, var, env)
+                answer = self._rerun(call, var, env, outcome)
             elif kind in _STATIC:
                 answer = _ASKED[kind](_stand_in(env[var]))
             else:
@@ -112,12 +112,12 @@ class JaxProgram:
         self.dynamic = dynamic
         return outputs, seeded, tuple(extras)
 
-    def _rerun(self, call, var, env) -> Any:
+    def _rerun(self, call, var, env, outcome) -> Any:
         rule, args, kwargs = call
         if rule.function in _METADATA:  # answers from shapes and dtypes: NumPy's own, static
             return rule.function(*[_stand_in(env[v]) if type(v) is int else a
                                    for a, v in zip(args, var)], **dict(kwargs or {}))
-        return self.lowered.call(call, var, env)
+        return self.lowered.call(call, var, env, outcome)
 
     def core(self, values) -> tuple:
         if self.kind == "plain":
