@@ -44,7 +44,8 @@ def assert_close(a, b):
 
 
 def staged_calls(jitted):
-    return sum(v.staged.program.calls for vs in jitted.variants.values() for v in vs)
+    return sum(v.staged.program.calls for vs in jitted.variants.values() for v in vs
+               if v.staged.program is not None)
 
 
 @pytest.mark.parametrize("kind", [lambda f: f, rb.grad, rb.value_and_grad, rb.hessian])
@@ -173,9 +174,10 @@ def test_a_decision_on_an_index_op_is_numpys_own():
         return np.sum(np.partition(x, 1) ** 3)
 
     h = rb.jit(rb.hessian(f, source="autograd"), backend="jax")
-    for x in (np.array([3.0, 1.0, 2.0]), np.array([1.0, 2.5, 0.5]), np.array([0.2, 0.1, 0.3])):
+    for x in (np.array([3.0, 1.0, 2.0]), np.array([3.5, 1.2, 2.1]), np.array([2.9, 0.8, 2.2]),
+              np.array([1.0, 2.5, 0.5])):  # the last in another order: another program
         assert_close(h(x), rb.hessian(f, source="autograd")(x))
-    assert staged_calls(h) >= 1
+    assert staged_calls(h) == 3 and h.n_variants == 2  # two replays, one guard that failed
 
 
 def test_the_jax_function_vmaps_over_1000_parameter_sets():
@@ -248,7 +250,8 @@ def test_the_back_end_is_installed_when_it_is_asked_for():
         g = rb.jit(rb.grad(lambda x: np.sum(np.sin(x))), backend="jax")
         for x in (np.ones(3), np.full(3, 2.0), np.full(3, 3.0)):
             assert np.allclose(g(x), np.cos(x), rtol=1e-12, atol=0)
-        assert g.variants[next(iter(g.variants))][0].staged.program.calls == 2
+        variant = g.variants[next(iter(g.variants))][0]
+        assert variant.staged.program.calls == 2
         print("ok")
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

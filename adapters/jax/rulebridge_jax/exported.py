@@ -36,7 +36,9 @@ def jax_function(jitted, *args: Any, **kwargs: Any) -> Callable:
         raise rulebridge.UsageError(
             f"jax_function takes a function jitted with the JAX back end, got {jitted!r}.",
             fix='step = rulebridge.jit(f, backend="jax"); g = jax_function(step, *args)')
-    program, variant = staged.program, staged.variant
+    variant = staged.variant
+    flat = [[a] if type(a) is np.ndarray else tree_flatten(a)[0] for a in args]
+    program = staged.ensure(flat)
     if program.dynamic:
         kinds = ", ".join(sorted({program.decisions[d].kind for d, _ in program.dynamic}))
         raise rulebridge.JitError(
@@ -46,13 +48,13 @@ def jax_function(jitted, *args: Any, **kwargs: Any) -> Callable:
             "function cannot check on the host.",
             fix="jnp.where(cond, a, b)  # a branch as a select; or call the jitted function, "
                 "which checks every decision and records the other path")
-    spec, call = variant.spec, variant.call
+    spec, traced = variant.spec, variant.traced
     where = {var: n for n, var in enumerate(program.wanted)}
 
     def function(*new_args: Any) -> Any:
         inputs = []
         for (i, k), (_, dtype, shape) in zip(variant.slots, program.leaves):
-            leaf = new_args[i] if call.run.traced[i].structure is LEAF else \
+            leaf = new_args[i] if traced[i].structure is LEAF else \
                 tree_flatten(new_args[i])[0][k]
             got = np.result_type(getattr(leaf, "dtype", None) or np.result_type(leaf))
             if got != dtype or np.shape(leaf) != shape:
@@ -77,8 +79,8 @@ def jax_function(jitted, *args: Any, **kwargs: Any) -> Callable:
                                         fix="jax.jacrev(jax_function(rulebridge.jit(f, "
                                             'backend="jax"), *args))')
         grads = []
-        for i in call.positions:
-            arg = call.run.traced[i]
+        for i in variant.positions:
+            arg = traced[i]
             leaves = [None if var is None else derivative[where[var]] for var in arg.variables]
             grads.append(leaves[0] if arg.structure is LEAF else arg.structure.unflatten(leaves))
         grads = grads[0] if isinstance(spec.argnums, int) else tuple(grads)

@@ -19,7 +19,8 @@ stays float64 without the user's global configuration. Values agree with the eag
 about 1e-12 relative, not to the bit: XLA's kernels are not NumPy's. The first replay of each
 program is compared with the eager call at `RTOL` (jitted.py's check for randomness).
 
-`jax_function(jitted, *args)` hands out the staged program as a JAX function (jax.vmap,
+The program is staged at a variant's first replay (the variant keeps no values of its trace),
+so that replay pays the lowering and XLA's compile. `jax_function(jitted, *args)` hands out the staged program as a JAX function (jax.vmap,
 devices): see its docstring.
 """
 
@@ -62,14 +63,13 @@ class JaxProgram:
     """What `Variant.replay` reads of a `Program` (`inputs`, `outputs`, `run`), computed by one
     jax-jitted function."""
 
-    def __init__(self, variant) -> None:
+    def __init__(self, variant, leaves: list) -> None:
         program, spec = variant.program, variant.spec
         self.inputs, self.outputs = program.inputs, program.outputs
         self.wanted = [] if spec.kind == "plain" else list(program.wanted)
         self.seeded = list(program.seeded) if spec.kind != "plain" else []
         self.kind = spec.kind
         self.decisions = list(program.decisions)
-        leaves = [variant.call.run.traced[i].leaves[k] for i, k in variant.slots]
         for leaf in leaves:
             if np.iscomplexobj(leaf):
                 raise rulebridge.JitError(
@@ -202,9 +202,17 @@ class StagedVariant:
         self.jitted = weakref.ref(jitted)
         self.variant = variant
         self.replayed = copy.copy(variant)
-        self.replayed.program = self.program = JaxProgram(variant)
+        self.program: JaxProgram | None = None  # staged at the first replay, on its leaves
+
+    def ensure(self, flat: list) -> "JaxProgram":
+        """The staged program, lowered and compiled on these arguments' leaves if not yet."""
+        if self.program is None:
+            leaves = [flat[i][k] for i, k in self.variant.slots]
+            self.replayed.program = self.program = JaxProgram(self.variant, leaves)
+        return self.program
 
     def replay(self, args: tuple, flat: list) -> Any:
+        self.ensure(flat)
         result = self.replayed.replay(args, flat)
         jitted = self.jitted()
         if jitted is not None:
