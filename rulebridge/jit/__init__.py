@@ -100,12 +100,10 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
 
 def _load_backend(name: str) -> None:
     """An adapter installs its back end into BACKENDS when it loads: load the installed adapter
-    of that name, if there is one (the core names no source; the caller named it)."""
+    of that name, if there is one (the core names no source; the caller named it). An adapter
+    that fails to load raises its own AdapterError."""
     from ..rules.adapter import discover
 
     info = discover().get(name)
     if info is not None and info.available:
-        try:
-            info.load()
-        except Exception:  # its error is the adapter's; the UsageError below names the back end
-            pass
+        info.load()

@@ -93,9 +93,8 @@ class Jitted:
             if variants:
                 self.variants.move_to_end(key)
                 for variant in variants:
-                    staged = getattr(variant, "staged", None)
                     try:
-                        result = (staged or variant).replay(args, flat)
+                        result = (variant.staged or variant).replay(args, flat)
                     except GuardFailed:
                         continue
                     except (Mismatch, Exception):
@@ -189,8 +188,7 @@ class Jitted:
         or the function is refused (it computes with something no guard sees)."""
         again, _ = trace(self.spec, args, kwargs, self.static, self.lifted)
         self.traces += 1
-        difference = getattr(getattr(variant, "staged", None), "difference", _difference)(
-            result, again)
+        difference = getattr(variant.staged, "difference", _difference)(result, again)
         if difference is not None:
             raise JitError(
                 f"rulebridge.jit cannot replay {name_of(self.spec.f)}: a replay gave another "
