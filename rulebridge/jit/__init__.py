@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence, TypeVar, overload
 
 from .jitted import BACKENDS, Jitted
-from .program import Program
+from .program import GuardFailed, Mismatch, Program
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["jit", "Jitted", "Program", "BACKENDS"]
+__all__ = ["jit", "Jitted", "Program", "BACKENDS", "GuardFailed", "Mismatch"]
 
 
 @overload
@@ -78,6 +78,8 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
         static_argnums = (static_argnums,)
     static = tuple(static_argnums)
     if backend != "numpy" and backend not in BACKENDS:
+        _load_backend(backend)
+    if backend != "numpy" and backend not in BACKENDS:
         from ..errors import UsageError
 
         raise UsageError(f"rulebridge.jit: no back end {backend!r} is installed (there are: "
@@ -94,3 +96,14 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
         return Jitted(f, static, max_variants, backend)
 
     return wrap if fun is None else wrap(fun)
+
+
+def _load_backend(name: str) -> None:
+    """An adapter installs its back end into BACKENDS when it loads: load the installed adapter
+    of that name, if there is one (the core names no source; the caller named it). An adapter
+    that fails to load raises its own AdapterError."""
+    from ..rules.adapter import discover
+
+    info = discover().get(name)
+    if info is not None and info.available:
+        info.load()

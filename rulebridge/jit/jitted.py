@@ -36,7 +36,12 @@ from .variant import Spec, Variant, trace, traced_leaf
 from .variant import differentiated as _differentiated
 
 _ndarray = np.ndarray
-BACKENDS: dict[str, Callable] = {}  # name -> stage(jitted function, variant): other back ends
+#: Other back ends, installed by adapters: name -> stage(jitted function, variant), called once
+#: per recorded variant, returning the object that answers its replays (`.replay(args, flat)`,
+#: as `Variant.replay`, raising GuardFailed when a guard fails) and, optionally,
+#: `.difference(a, b)`: how its first replay is compared with the eager call (default: to the
+#: bit). The stage may raise JitError to refuse the program.
+BACKENDS: dict[str, Callable] = {}
 
 
 class Jitted:
@@ -89,7 +94,7 @@ class Jitted:
                 self.variants.move_to_end(key)
                 for variant in variants:
                     try:
-                        result = variant.replay(args, flat)
+                        result = (variant.staged or variant).replay(args, flat)
                     except GuardFailed:
                         continue
                     except (Mismatch, Exception):
@@ -183,7 +188,7 @@ class Jitted:
         or the function is refused (it computes with something no guard sees)."""
         again, _ = trace(self.spec, args, kwargs, self.static, self.lifted)
         self.traces += 1
-        difference = _difference(result, again)
+        difference = getattr(variant.staged, "difference", _difference)(result, again)
         if difference is not None:
             raise JitError(
                 f"rulebridge.jit cannot replay {name_of(self.spec.f)}: a replay gave another "

@@ -13,7 +13,11 @@ def __getattr__(name: str):
         from .adapter import JaxAdapter
 
         return JaxAdapter
+    if name == "jax_function":  # rulebridge.jit's JAX back end, handed out (exported.py)
+        from .exported import jax_function
+
+        return jax_function
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["JaxAdapter"]
+__all__ = ["JaxAdapter", "jax_function"]

@@ -24,6 +24,7 @@ from .imports import JaxImports
 from .pullback import JitPullbacks, numpy_forward
 from .pushforward import JitPushforwards
 from .semantics import Meaning
+from . import staging  # noqa: F401  (installs rulebridge.jit's "jax" back end)
 
 BESIDE = " with bool/int arrays and static arguments (axes, shapes) beside them"
 SIGNATURE_FAMILIES = ["(float32[...] | float64[...] | complex128[...] | float | complex, ...)"
