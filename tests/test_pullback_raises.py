@@ -29,6 +29,7 @@ class Brittle(rb.Adapter):
 
     name = "brittle"
     unary = False
+    compacts = False  # a CallForward.compact that keeps the residuals: the op's args are shed
     pullbacks = 0
 
     def version(self):
@@ -51,7 +52,9 @@ class Brittle(rb.Adapter):
             return (vjp(residuals[1][0], g),)
 
         unary_vjp = (lambda out, x: lambda g: vjp(x, g)) if self.unary else None
-        return rb.Rule(np.sin, signature, rb.CallForward(np.sin), pullback, source=self.name,
+        compact = (lambda residuals, argnums: residuals) if self.compacts else None
+        return rb.Rule(np.sin, signature, rb.CallForward(np.sin, compact), pullback,
+                       source=self.name,
                        source_version="0.1", unary_vjp=unary_vjp)
 
 
@@ -62,10 +65,27 @@ class BrittleUnary(Brittle):
     unary = True
 
 
+class ShedBrittle(Brittle):
+    name = "brittle-shed"
+    compacts = True
+
+
+class ShedBrittleUnary(BrittleUnary):
+    name = "brittle-unary-shed"
+    compacts = True
+
+
 @pytest.fixture(params=[Brittle, BrittleUnary], ids=["pullback", "unary_vjp"])
 def brittle(request):
     """The adapter's name. Verdicts are kept per process and key, and a key is the dtype and
     ndim: each test below runs at ndims no other test uses (`_fresh`)."""
+    with preferred(np.sin, request.param()) as name:
+        yield name
+
+
+@pytest.fixture(params=[ShedBrittle, ShedBrittleUnary], ids=["pullback", "unary_vjp"])
+def shed_brittle(request):
+    """As `brittle`, with a `compact`: the sweep's stand-ins replace the op's large arguments."""
     with preferred(np.sin, request.param()) as name:
         yield name
 
@@ -163,9 +183,10 @@ def test_a_shipped_pass_whose_pullback_raises_with_a_named_source_says_which_to_
     np.testing.assert_allclose(pullback(np.ones_like(x))[0], np.cos(x / 3.0))
 
 
-def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(brittle):
+def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(shed_brittle):
     # Large arguments are replaced by stand-ins before the sweep (rulebridge/engine/shedding.py):
     # another source's rule cannot be run on them, so the call raises, saying what to do.
+    brittle = shed_brittle
     x = _fresh(19, brittle, 1.5, 2.0, rows=3000)  # 72 KB
     rb.REGISTRY.set_status("numpy.sin", brittle, _key(x), "pass")
     with pytest.raises(rb.RuleContractError) as info:
@@ -174,6 +195,16 @@ def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(britt
     _assert_names_everything(text, brittle, x)
     assert "source='autograd'" in text, text
     g = rb.grad(_program)(x)  # the next call uses another source from the start
+    np.testing.assert_allclose(g, np.sin(x) + x * np.cos(x), rtol=1e-12)
+
+
+def test_an_op_whose_large_arguments_stayed_is_rerun_by_another_source(brittle):
+    # Without a compact the op keeps its arguments (shedding changes nothing there): they are
+    # the forward's, so the next source's rule re-runs on them and the gradient is right.
+    x = _fresh(20, brittle, 1.5, 2.0, rows=3000)  # 72 KB
+    rb.REGISTRY.set_status("numpy.sin", brittle, _key(x), "pass")
+    with pytest.warns(rb.AdapterWarning, match=brittle):
+        g = rb.grad(_program)(x)
     np.testing.assert_allclose(g, np.sin(x) + x * np.cos(x), rtol=1e-12)
 
 

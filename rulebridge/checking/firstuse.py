@@ -52,6 +52,8 @@ class FirstUse(Policy):
     differentiated in `x` alone is checked in `x` alone: `w` is a constant there). Each op it
     records keeps the rule it chose, so its pullback is that rule's."""
 
+    compacts = True  # the base policy's forward and pullback: the chosen rule's own
+
     def __init__(self, candidates: list[Rule], key: str, registry: Registry) -> None:
         self.candidates = tuple(candidates)
         self.key = key
