@@ -224,3 +224,31 @@ def test_autograd_s_det_at_a_singular_matrix_falls_back_to_jax_s():
         g = rb.grad(f)(a)
     np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-5)
     assert g.dtype == np.float32
+
+
+def test_forward_mode_falls_back_when_the_pullback_it_transposes_raises(brittle):
+    # Brittle has no pushforward: forward mode transposes its pullback, which raises here; the
+    # next source's rule gives the tangent, as the reverse sweep's fallback gives the cotangent.
+    x = _fresh(14, brittle, 1.5, 2.0)
+    t = RNG.normal(size=x.shape)
+    rb.REGISTRY.set_status("numpy.sin", brittle, _key(x), "pass")
+    with pytest.warns(rb.AdapterWarning, match=brittle):
+        _, tangent = rb.jvp(_program, (x,), (t,))
+    np.testing.assert_allclose(tangent, np.sum((np.sin(x) + x * np.cos(x)) * t), rtol=1e-12)
+
+
+def test_forward_mode_at_repeated_eigenvalues_raises_a_clear_error_not_the_sources():
+    # The slow forward fuzz's program: eigh of a multiple of the identity. Forward mode pushes
+    # every output forward, the eigenvectors too, which have no derivative there: both sources'
+    # pullbacks raise FloatingPointError; the call raises rulebridge's error naming them.
+    c0 = np.array([0.12573022, -0.13210486])
+
+    def program(x0):
+        v2 = np.linalg.eigh((1.0 + np.sum(x0 * x0)) * 2.0 * np.eye(2, dtype=x0.dtype))[0] ** 2
+        return np.sum(v2 * c0)
+
+    x = np.array([[0.12573022], [-0.13210486]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(rb.RulebridgeError, match="eigh"):
+            rb.jvp(program, (x,), (np.ones_like(x),))

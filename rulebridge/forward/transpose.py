@@ -11,7 +11,7 @@ and what to do.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -23,10 +23,12 @@ MAX_PULLBACKS = 4096
 
 
 def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
-               tangents: tuple, outputs: list, several: bool, why: str) -> Any:
+               tangents: tuple, outputs: list, several: bool, why: str,
+               pullback: Callable | None = None) -> Any:
     """The op's output tangent(s) from `rule.pullback(residuals, ...)`: `outputs` are the op's
     primal outputs (a list, one item for a single output); `several` says whether the rule
-    returns a tuple. `why` says why the pushforward is not used, for the refusal."""
+    returns a tuple. `why` says why the pushforward is not used, for the refusal. `pullback(g)`,
+    when given, is called instead (the next source's, after this rule's raised: sweep.py)."""
     selected = [k for k, o in enumerate(outputs) if is_differentiable(o)]
     calls = sum(np.size(outputs[k]) * (2 if np.iscomplexobj(outputs[k]) else 1)
                 for k in selected)
@@ -51,7 +53,7 @@ def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
                     seed = seed[()]
                 g = seed if not several else tuple(seed if m == k else None
                                                     for m in range(len(outputs)))
-                cts = rule.pullback(residuals, g, argnums)
+                cts = rule.pullback(residuals, g, argnums) if pullback is None else pullback(g)
                 value = sum(_pair(ct, t) for ct, t in zip(cts, tangents))
                 if unit == 1:
                     flat[j] += value
