@@ -126,7 +126,8 @@ def value_and_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
 
 
 def _value_and_grad(f, argnums, has_aux, source, args, kwargs):
-    call = Call(f, args, kwargs, positions_of(f, argnums, len(args)), has_aux, source)
+    call = Call(f, args, kwargs, positions_of(f, argnums, len(args)), has_aux, source,
+                reverse_only=True)
     value = scalar_output(f, call.structure, call.values)
     call.run.tape.shed_large_values()
     var = call.variables[0]
@@ -180,7 +181,8 @@ def vjp(f: Callable[..., Any], *args: Any, has_aux: bool = False,
         With `has_aux` only: aux's values.
     """
     with collector_paused:
-        call = Call(f, args, {}, range(len(args)), has_aux, source, strict=False, own=True)
+        call = Call(f, args, {}, range(len(args)), has_aux, source, strict=False, own=True,
+                    reverse_only=True)
     # The pullback outlives this call: what the caller gets is its own (a copy where the tape
     # may read it), and the arguments' memory, which the tape reads, is sealed.
     run, structure, variables, aux = call.run, call.structure, call.variables, call.aux

@@ -30,9 +30,11 @@ class Call:
     __slots__ = ("run", "positions", "aux", "structure", "values", "variables")
 
     def __init__(self, f, args: tuple, kwargs, positions, has_aux: bool, source,
-                 strict: bool = True, own: bool = False, also: tuple = ()) -> None:
+                 strict: bool = True, own: bool = False, reverse_only: bool = False,
+                 also: tuple = ()) -> None:
         self.positions = tuple(positions)
-        self.run = run = Run(f, args, kwargs, self.positions, strict, source, also)
+        self.run = run = Run(f, args, kwargs, self.positions, strict, source, reverse_only,
+                             also)
         self.aux = run.split_aux(own) if has_aux else None  # own: as Run.owned makes them
         self.structure, self.values, self.variables = run.outputs()
 
@@ -72,7 +74,7 @@ def one_or_tuple(argnums, items: tuple) -> Any:
 def real_call(f, what: str, argnums, has_aux, source, args, kwargs, also: tuple = ()) -> Call:
     """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real."""
     call = Call(f, args, kwargs, positions_of(f, argnums, len(args)), has_aux, source,
-                also=also)
+                also=also, reverse_only=True)
     structure, paths = call.structure, None
     for k, v in enumerate(call.values):
         if is_differentiable(v) and np.result_type(primal(v)).kind == "c":

@@ -18,8 +18,9 @@ def _program_keeping(refs, raise_after=False, write=False):
     argument); `refs` receives a weak reference to that array."""
 
     def f(x):
-        c = np.linspace(0.0, 1.0, x.size).reshape(x.shape) + 0.5  # plain array made per call
-        refs.append(weakref.ref(c))
+        # an array made per call that the tape holds (a plain one is held as its copy alone)
+        c = x * 0.0 + np.linspace(0.0, 1.0, x.size).reshape(x.shape) + 0.5
+        refs.append(weakref.ref(c._value))
         y = np.sin(x) * c
         if write:
             y = np.copy(y)

@@ -29,6 +29,7 @@ class Brittle(rb.Adapter):
 
     name = "brittle"
     unary = False
+    compacts = False  # a CallForward.compact that keeps the residuals: the op's args are shed
     pullbacks = 0
 
     def version(self):
@@ -51,7 +52,9 @@ class Brittle(rb.Adapter):
             return (vjp(residuals[1][0], g),)
 
         unary_vjp = (lambda out, x: lambda g: vjp(x, g)) if self.unary else None
-        return rb.Rule(np.sin, signature, rb.CallForward(np.sin), pullback, source=self.name,
+        compact = (lambda residuals, argnums: residuals) if self.compacts else None
+        return rb.Rule(np.sin, signature, rb.CallForward(np.sin, compact), pullback,
+                       source=self.name,
                        source_version="0.1", unary_vjp=unary_vjp)
 
 
@@ -62,10 +65,27 @@ class BrittleUnary(Brittle):
     unary = True
 
 
+class ShedBrittle(Brittle):
+    name = "brittle-shed"
+    compacts = True
+
+
+class ShedBrittleUnary(BrittleUnary):
+    name = "brittle-unary-shed"
+    compacts = True
+
+
 @pytest.fixture(params=[Brittle, BrittleUnary], ids=["pullback", "unary_vjp"])
 def brittle(request):
     """The adapter's name. Verdicts are kept per process and key, and a key is the dtype and
     ndim: each test below runs at ndims no other test uses (`_fresh`)."""
+    with preferred(np.sin, request.param()) as name:
+        yield name
+
+
+@pytest.fixture(params=[ShedBrittle, ShedBrittleUnary], ids=["pullback", "unary_vjp"])
+def shed_brittle(request):
+    """As `brittle`, with a `compact`: the sweep's stand-ins replace the op's large arguments."""
     with preferred(np.sin, request.param()) as name:
         yield name
 
@@ -163,9 +183,10 @@ def test_a_shipped_pass_whose_pullback_raises_with_a_named_source_says_which_to_
     np.testing.assert_allclose(pullback(np.ones_like(x))[0], np.cos(x / 3.0))
 
 
-def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(brittle):
+def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(shed_brittle):
     # Large arguments are replaced by stand-ins before the sweep (rulebridge/engine/shedding.py):
     # another source's rule cannot be run on them, so the call raises, saying what to do.
+    brittle = shed_brittle
     x = _fresh(19, brittle, 1.5, 2.0, rows=3000)  # 72 KB
     rb.REGISTRY.set_status("numpy.sin", brittle, _key(x), "pass")
     with pytest.raises(rb.RuleContractError) as info:
@@ -174,6 +195,16 @@ def test_an_op_whose_large_arguments_were_shed_raises_instead_of_rerunning(britt
     _assert_names_everything(text, brittle, x)
     assert "source='autograd'" in text, text
     g = rb.grad(_program)(x)  # the next call uses another source from the start
+    np.testing.assert_allclose(g, np.sin(x) + x * np.cos(x), rtol=1e-12)
+
+
+def test_an_op_whose_large_arguments_stayed_is_rerun_by_another_source(brittle):
+    # Without a compact the op keeps its arguments (shedding changes nothing there): they are
+    # the forward's, so the next source's rule re-runs on them and the gradient is right.
+    x = _fresh(20, brittle, 1.5, 2.0, rows=3000)  # 72 KB
+    rb.REGISTRY.set_status("numpy.sin", brittle, _key(x), "pass")
+    with pytest.warns(rb.AdapterWarning, match=brittle):
+        g = rb.grad(_program)(x)
     np.testing.assert_allclose(g, np.sin(x) + x * np.cos(x), rtol=1e-12)
 
 
@@ -193,3 +224,31 @@ def test_autograd_s_det_at_a_singular_matrix_falls_back_to_jax_s():
         g = rb.grad(f)(a)
     np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-5)
     assert g.dtype == np.float32
+
+
+def test_forward_mode_falls_back_when_the_pullback_it_transposes_raises(brittle):
+    # Brittle has no pushforward: forward mode transposes its pullback, which raises here; the
+    # next source's rule gives the tangent, as the reverse sweep's fallback gives the cotangent.
+    x = _fresh(14, brittle, 1.5, 2.0)
+    t = RNG.normal(size=x.shape)
+    rb.REGISTRY.set_status("numpy.sin", brittle, _key(x), "pass")
+    with pytest.warns(rb.AdapterWarning, match=brittle):
+        _, tangent = rb.jvp(_program, (x,), (t,))
+    np.testing.assert_allclose(tangent, np.sum((np.sin(x) + x * np.cos(x)) * t), rtol=1e-12)
+
+
+def test_forward_mode_at_repeated_eigenvalues_raises_a_clear_error_not_the_sources():
+    # The slow forward fuzz's program: eigh of a multiple of the identity. Forward mode pushes
+    # every output forward, the eigenvectors too, which have no derivative there: both sources'
+    # pullbacks raise FloatingPointError; the call raises rulebridge's error naming them.
+    c0 = np.array([0.12573022, -0.13210486])
+
+    def program(x0):
+        v2 = np.linalg.eigh((1.0 + np.sum(x0 * x0)) * 2.0 * np.eye(2, dtype=x0.dtype))[0] ** 2
+        return np.sum(v2 * c0)
+
+    x = np.array([[0.12573022], [-0.13210486]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(rb.RulebridgeError, match="eigh"):
+            rb.jvp(program, (x,), (np.ones_like(x),))

@@ -34,7 +34,7 @@ from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
 from .arguments import traced_argnums, with_traced
 from .check import NUMPY_RAISED, check_call
-from .result import AT_A_KINK, RAISED, CheckResult
+from .result import RAISED, REFUSED_HERE, CheckResult
 from .wrapping import Policy, Wrapped, wrap
 
 ATTEMPTS = 3  # checks of a key that finite differences cannot decide before it is settled
@@ -45,6 +45,8 @@ class FirstUse(Policy):
     picks one, for each set of traced arguments it is called with (`np.dot(x, w)`
     differentiated in `x` alone is checked in `x` alone: `w` is a constant there). Each op it
     records keeps the rule it chose, so its pullback is that rule's."""
+
+    compacts = True  # the base policy's forward and pullback: the chosen rule's own
 
     def __init__(self, candidates: list[Rule], key: str, registry: Registry) -> None:
         self.candidates = tuple(candidates)
@@ -103,8 +105,8 @@ class FirstUse(Policy):
                 return self._chose(wrapped, mask, rule)
             if result.settled:  # a conclusive verdict about the key, not these inputs
                 self.registry.record_check(rule.function, rule.source, key, result.status)
-            elif (result.status == "inconclusive" and result.reason != AT_A_KINK
-                  and undecided is None):  # finite differences undecided, not a kink
+            elif (result.status == "inconclusive" and result.reason not in REFUSED_HERE
+                  and undecided is None):  # finite differences undecided, not a kink or edge
                 undecided = (rule, result)
         if undecided is not None:  # used unverified here; the next inputs are checked again
             return self._unverified(wrapped, mask, key, *undecided)

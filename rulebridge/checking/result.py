@@ -18,6 +18,10 @@ _RAISED_HERE = ("its forward raised", "its pullback raised", "its unary_vjp rais
 # there is refused, not used unverified (checking/firstuse.py).
 AT_A_KINK = ("the function has a kink or a jump at these inputs (its forward and backward "
              "differences disagree at every step): no derivative to check")
+AT_AN_EDGE = ("finite differences of NumPy's function are not finite at these finite inputs (an "
+              "input at the edge of its domain, or a derivative that is infinite there): no "
+              "derivative to check")
+REFUSED_HERE = (AT_A_KINK, AT_AN_EDGE)  # undecided where no derivative exists: refused there
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,9 @@ class Policy:
     # True when `forward` returns the chosen rule's own residuals and the rule's pullback can
     # take them: the wrapped rule then keeps that pullback and its fast forms.
     passes_through = False
+    # True when `forward` returns `(chosen, the chosen rule's residuals)` and `pullback` is the
+    # chosen rule's own on them: the engine may then compact them as the chosen rule would.
+    compacts = False
 
     def select(self, wrapped: "Wrapped", args: tuple, kwargs,
                traced: tuple | None = None) -> Rule:
@@ -73,6 +76,22 @@ class Wrapped(Rule):
             return self, residuals
         chosen, inner = residuals
         return chosen.chosen(self.policy.chosen_residuals(inner))
+
+    def call_residuals(self, residuals: Any) -> Any:
+        chosen = self._compacting(residuals)
+        return None if chosen is None else chosen.call_residuals(residuals[1])
+
+    def compacted(self, residuals: Any, argnums: tuple) -> Any:
+        chosen = self._compacting(residuals)
+        inner = None if chosen is None else chosen.compacted(residuals[1], argnums)
+        return None if inner is None else (chosen, inner)
+
+    def _compacting(self, residuals: Any) -> Rule | None:
+        """The chosen rule, when the engine may compact its residuals inside `residuals`."""
+        if self.policy is None or not self.policy.compacts:
+            return None
+        chosen = residuals[0]
+        return chosen if chosen.traced_forward is None else None
 
 
 def wrap(rule: Rule, policy: Policy, **changes: Any) -> Wrapped:

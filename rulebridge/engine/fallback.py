@@ -31,7 +31,7 @@ from ..errors import (AdapterWarning, NestedDifferentiationError, NoDerivativeEr
 from ..rules.levels import holds_box
 from ..rules.keys import configuration, format_key
 from .protect import WROTE_INTO_INPUT, is_read_only_write
-from .shedding import LARGE_BYTES
+from .shedding import LARGE_BYTES, is_stand_in
 from .again import pullback_again
 from .op import as_op
 from .tape import Tape
@@ -121,11 +121,9 @@ def _not_again(what: str, rule, registry, config, refusal: str = "") -> str:
 
 
 def _shed(tape: Tape, op) -> bool:
-    """Were the op's traced arguments replaced by stand-ins before the sweep? (Only tapes that
-    wrote nothing shed, and only arguments of LARGE_BYTES or more.)"""
-    return tape.effects is None and any(
-        type(var) is int and getattr(value, "nbytes", 0) >= LARGE_BYTES
-        for value, var in zip(op.args, op.inputs))
+    """Were some of the op's traced arguments replaced by stand-ins (rulebridge/engine/
+    shedding.py: large arguments, while the function ran or before the sweep)?"""
+    return any(type(var) is int and is_stand_in(value) for value, var in zip(op.args, op.inputs))
 
 
 def _explained(what: str, rule, registry, config, tape: Tape) -> str:

@@ -29,6 +29,8 @@ argument whose bytes changed since (`changed`), naming it.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -68,19 +70,22 @@ class CallersArrays:
     def __init__(self) -> None:
         self.views: dict[int, tuple] = {}  # id(view) -> (view, the caller's array)
         self.shielded: list[str] = []  # the plain arguments `shield` made read-only, named
-        # id(array) -> (array, its read-only copy, (bytes, shape) when small); a copy maps to
-        # itself. The array is kept alive, so its id stays its own while the tape lives.
-        self.copies: dict[int, tuple] = {}
+        # id(array) -> (weak reference to array, its read-only copy, (bytes, shape) when
+        # small); a copy maps to None in place of itself. Weak: a temporary the program drops
+        # (a slice of a large array, a closure's array in cyclic garbage) is freed as NumPy
+        # frees it, its copy once no op holds it; its entry goes with it, so an id is never
+        # read as another array's.
+        self.copies: _Copies = _Copies()
 
     def constant(self, array: np.ndarray) -> np.ndarray:
         """What an op records in place of the plain ndarray `array` it reads: a read-only copy
         of it as it is now, made once and reused while `array` holds the same bytes (and has
         the same shape and dtype: `x.shape = ...` changes them in place)."""
         pair = self.copies.get(id(array))
-        if pair is not None and pair[0] is array:
+        if pair is not None and pair[0]() is array:
             copy = pair[1]
-            if copy is array:
-                return copy
+            if copy is None:  # array is a copy itself
+                return array
             small = pair[2]  # (bytes, shape) of a small array: one tobytes() per check
             if small is not None:
                 if (array.tobytes() == small[0] and array.shape == small[1]
@@ -90,8 +95,9 @@ class CallersArrays:
                 return copy
         copy = frozen_copy(array)
         small = (copy.tobytes(), copy.shape) if copy.nbytes <= _SMALL_BYTES else None
-        self.copies[id(array)] = (array, copy, small)
-        self.copies[id(copy)] = (copy, copy, None)
+        copies = self.copies
+        copies[id(array)] = (copies.reference(array), copy, small)
+        copies[id(copy)] = (copies.reference(copy), None, None)
         return copy
 
     def constants_in(self, value: Any, depth: int = 0) -> Any:
@@ -186,6 +192,23 @@ class CallersArrays:
                 # False), so only its base tells it is the argument's; writing it writes nothing.
                 return np.asarray(_Memory(array, original))
         return None
+
+
+class _Copies(dict):
+    """`CallersArrays.copies`: entries that leave when their array is freed."""
+
+    __slots__ = ("__weakref__",)
+
+    def reference(self, array: np.ndarray) -> weakref.ref:
+        return weakref.ref(array, functools.partial(_forget, weakref.ref(self), id(array)))
+
+
+def _forget(copies_ref, key: int, reference) -> None:
+    copies = copies_ref()
+    if copies is not None:
+        pair = copies.get(key)
+        if pair is not None and pair[0] is reference:
+            del copies[key]
 
 
 class _Memory:

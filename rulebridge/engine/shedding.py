@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rules.rule import CallForward, CallResiduals
 from .op import UNARY
 
 _ndarray = np.ndarray
@@ -25,23 +24,73 @@ def shed_large_values(tape) -> None:
     if tape.effects is not None or not tape.holds_large:
         return
     tape.holds_large = False  # once: a second call finds nothing left to shed
-    entries = tape.entries
-    for index, (rule, args, kwargs, inputs, outputs, structure,
-                residuals) in enumerate(entries):
+    _shed(tape.entries, tape.shed_from, False)
+    tape.shed_from = len(tape.entries)
+
+
+def large_output(tape) -> None:
+    """`tape` recorded an output of LARGE_BYTES or more. A tape only the reverse sweep reads
+    (`sheds_as_recorded`: grad, vjp, jacobian) sheds the ops recorded since it last did, while
+    the function still runs: a loop's large temporaries (and the cyclic garbage holding them)
+    are then freed as NumPy frees them, not kept by the tape until the sweep. Each op is shed
+    before any write the program makes after it (`stop_shedding`), so a VJP made now reads the
+    memory its forward read."""
+    tape.holds_large = True
+    if tape.sheds_as_recorded:
+        tape.decisions.clear()  # never replayed, and they hold arguments
+        _shed(tape.entries, tape.shed_from, True)
+        tape.shed_from = len(tape.entries)
+
+
+def stop_shedding(tape) -> None:
+    """The program's first write: the ops recorded before it are shed now, none after it."""
+    if tape.sheds_as_recorded:
+        tape.sheds_as_recorded = False
+        if tape.holds_large:
+            _shed(tape.entries, tape.shed_from, True)
+        tape.shed_from = len(tape.entries)
+
+
+def _shed(entries: list, start: int, writes_may_follow: bool) -> None:
+    """Shed the ops `entries[start:]` (each once: `shed_from` says how far a tape got). While
+    writes may follow, an argument the op's output may be a view of stays: a write finds a
+    view's parent there (rulebridge/writes/views.py)."""
+    for index in range(start, len(entries)):
+        rule, args, kwargs, inputs, outputs, structure, residuals = entries[index]
         if not _holds_large(rule, args, structure, residuals):
             continue
-        forward = rule.forward
-        compact = forward.compact if type(forward) is CallForward else None
+        argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
         if structure is UNARY:
-            if compact is None:
+            output = residuals
+            compacted = rule.compacted((residuals, args, None), argnums)  # CallResiduals' fields
+            if compacted is None:
                 continue  # its residuals are made from Op.args: x must stay
-            structure, residuals = None, (residuals, args, None)  # CallResiduals' fields
-        if compact is not None:
-            argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
-            residuals = compact(residuals, argnums)
-        args = tuple(_stand_in(value) if type(var) is int and _is_large(value) else value
+            structure, residuals = None, compacted
+        else:
+            call = rule.call_residuals(residuals)
+            output = writes_may_follow if call is None else call[0]  # (True: not known)
+            compacted = rule.compacted(residuals, argnums)
+            if compacted is not None:
+                residuals = compacted
+        args = tuple(_stand_in(value) if type(var) is int and _is_large(value)
+                     and not (writes_may_follow and _aliases(output, value)) else value
                      for value, var in zip(args, inputs))
         entries[index] = (rule, args, kwargs, inputs, outputs, structure, residuals)
+
+
+def _aliases(output, array: np.ndarray) -> bool:
+    if type(output) is _ndarray:
+        return np.may_share_memory(output, array)
+    if type(output) is tuple or type(output) is list:
+        return any(_aliases(item, array) for item in output)
+    return not isinstance(output, np.generic)  # True (not known) or another type: keep it
+
+
+def is_stand_in(value) -> bool:
+    """Is `value` what `_stand_in` put in place of a large argument (or looks like it: the
+    safe side, read as gone)?"""
+    return (type(value) is _ndarray and value.nbytes >= LARGE_BYTES and value.size > 1
+            and not any(value.strides) and not value.flags.writeable)
 
 
 def _is_large(x) -> bool:
@@ -55,7 +104,8 @@ def _holds_large(rule, args: tuple, structure, residuals) -> bool:
         return True
     if structure is UNARY:
         return _is_large(residuals)
-    return type(rule.forward) is CallForward and _is_large(CallResiduals._make(residuals).output)
+    call = rule.call_residuals(residuals)
+    return call is not None and _is_large(call[0])
 
 
 def _stand_in(array: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from .listing import format_dot, format_tape
 from .op import UNARY, Op, OpsView
 from .protect import CallersArrays
 from .replay import replay
-from .shedding import LARGE_BYTES, shed_large_values
+from .shedding import LARGE_BYTES, large_output, shed_large_values, stop_shedding
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -71,11 +71,10 @@ class Tape:
         # Set by the first in-place write (rulebridge.writes), which also sets the guard.
         self.effects: Effects | None = None
         self.holds_large = False  # an input or an op's output of LARGE_BYTES or more
-        # What the program decided on traced values (branches, lengths, shapes): the guards of
-        # a replay, in the order taken (rulebridge/engine/decisions.py).
+        self.sheds_as_recorded, self.shed_from = False, 0  # shedding.py's `large_output`
+        # What the program decided on traced values, in order: a replay's guards (decisions.py)
         self.decisions: list[Decision] = []
-        # variable -> the operator whose value on numbers it holds, not the ufunc's (box.py)
-        self.arithmetic: dict[int, Callable] = {}
+        self.arithmetic: dict[int, Callable] = {}  # var -> operator it holds the value of (box.py)
         # Above every trace made before this one (rulebridge/rules/levels.py): an op goes to
         # the highest-level tape among its arguments' boxes; a lower level's box is a constant.
         self.level = new_level()
@@ -232,7 +231,7 @@ class Tape:
             if out.dtype.kind not in INEXACT_KINDS:
                 return self.decided(inputs, "value", out, (rule, values, kwargs))
             if out.nbytes >= LARGE_BYTES:
-                self.holds_large = True  # see shed_large_values
+                large_output(self)  # see shed_large_values
         var = self.n_vars
         self.n_vars = var + 1
         outputs = self.last_outputs = (var,)
@@ -296,7 +295,7 @@ class Tape:
         for item in items:
             if is_differentiable(item):
                 if getattr(item, "nbytes", 0) >= LARGE_BYTES:
-                    self.holds_large = True
+                    large_output(self)
                 var = self.new_var()
                 outputs.append(var)
                 boxed.append(Traced(item, var, self))
@@ -339,6 +338,7 @@ class Tape:
 
     def set_effects(self, effects: Effects) -> None:
         """The first write: from now on `effects` guards every read and brackets the sweep."""
+        stop_shedding(self)  # before the first write: each op sheds at the memory it read
         self.effects = effects
         if not self.finished:
             self.set_guard(effects.guard)

@@ -20,7 +20,8 @@ import numpy as np
 from ..engine.hooks import Effect
 from ..engine.op import UNARY
 from ..engine.tape import Tape
-from ..errors import RuleContractError
+from ..engine.fallback import pullback_raised
+from ..errors import RuleContractError, RulebridgeError
 from ..rules.levels import Box, primal as innermost
 from ..rules.rule import CallForward
 from ..rules.signature import format_signature, is_differentiable
@@ -44,7 +45,12 @@ def forward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
                 structure = None
             argnums, given = _input_tangents(tangents, args, inputs)
             if argnums:
-                out = _push(rule, residuals, args, kwargs, argnums, given, structure)
+                try:
+                    out = _push(rule, residuals, args, kwargs, argnums, given, structure)
+                except RulebridgeError:
+                    raise
+                except Exception as exc:  # the rule's pullback raised at a trusted key
+                    out = _pushed_by_another(tape, entry, exc, residuals, argnums, given)
                 if structure is None:
                     if out is not None:
                         tangents[outputs[0]] = out
@@ -58,6 +64,19 @@ def forward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
         if effects is not None:
             effects.end_sweep()
     return tangents
+
+
+def _pushed_by_another(tape: Tape, entry: tuple, exc: Exception, residuals, argnums: tuple,
+                       given: tuple) -> Any:
+    """The op's tangents after its rule's pullback raised while transposed: the pullback of the
+    next source's rule at the key, transposed, as the reverse sweep falls back
+    (rulebridge/engine/fallback.py: that rule is verified at the key or checked here first; a
+    named source, or no other rule, is a RuleContractError naming them)."""
+    rule, args, kwargs, _, _, structure, _ = entry
+    outputs = _primal_outputs(rule, residuals, args, kwargs)
+    return transposed(rule, residuals, args, kwargs, argnums, given, outputs,
+                      structure is not None and structure is not UNARY, f"{exc}",
+                      lambda g: pullback_raised(tape, entry, exc, g, argnums))
 
 
 def _input_tangents(tangents: dict, args: tuple, inputs: tuple) -> tuple[tuple, tuple]:

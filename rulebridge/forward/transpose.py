@@ -11,7 +11,7 @@ and what to do.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -25,10 +25,12 @@ _IMAGINARY = np.complex128(1j)  # a box times Python's 1j is refused (its dtype 
 
 
 def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
-               tangents: tuple, outputs: list, several: bool, why: str) -> Any:
+               tangents: tuple, outputs: list, several: bool, why: str,
+               pullback: Callable | None = None) -> Any:
     """The op's output tangent(s) from `rule.pullback(residuals, ...)`: `outputs` are the op's
     primal outputs (a list, one item for a single output); `several` says whether the rule
-    returns a tuple. `why` says why the pushforward is not used, for the refusal."""
+    returns a tuple. `why` says why the pushforward is not used, for the refusal. `pullback(g)`,
+    when given, is called instead (the next source's, after this rule's raised: sweep.py)."""
     selected = [k for k, o in enumerate(outputs) if is_differentiable(o)]
     calls = sum(np.size(primal(outputs[k])) * (2 if np.iscomplexobj(primal(outputs[k])) else 1)
                 for k in selected)
@@ -53,7 +55,8 @@ def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
                     seed = seed[()]
                 g = seed if not several else tuple(seed if m == k else None
                                                     for m in range(len(outputs)))
-                cts = _pullback(rule, residuals, g, argnums, tangents)
+                cts = (_pullback(rule, residuals, g, argnums, tangents) if pullback is None
+                       else pullback(g))
                 value = sum(_pair(ct, t) for ct, t in zip(cts, tangents))
                 entry = entry + value if unit == 1 else entry - value * _IMAGINARY
             entries.append(entry)

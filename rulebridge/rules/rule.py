@@ -203,6 +203,18 @@ class Rule:
         the residuals that rule's pullback and pushforward take)."""
         return self, residuals
 
+    def call_residuals(self, residuals: Any) -> Any:
+        """`residuals` in `CallResiduals`' fields when a `CallForward` made them, else None."""
+        return residuals if type(self.forward) is CallForward else None
+
+    def compacted(self, residuals: Any, argnums: tuple) -> Any:
+        """What `CallForward.compact` keeps of `residuals` for the pullback of `argnums`; None
+        where the rule has no compact (rulebridge/engine/shedding.py)."""
+        forward = self.forward
+        if type(forward) is CallForward and forward.compact is not None:
+            return forward.compact(residuals, argnums)
+        return None
+
     def describe(self) -> str:
         return f"{self.name}{format_signature(self.signature)} from {self.source}"
 

@@ -147,7 +147,8 @@ def _forward_of(function: Callable) -> rulebridge.CallForward:
 def _primitive_rule(entry: Entry, vjp_maker: Callable, makers: dict | None,
                     conform: Callable):
     if makers is not None:
-        forward = rulebridge.CallForward(entry.function, compact=_compactor(makers))
+        forward = rulebridge.CallForward(entry.function, compact=_compactor(
+            makers, shape_only=entry.function is operator.getitem))
         return forward, _unboxed_pullback(entry, makers, conform)
 
     def pullback(residuals, g, argnums):
@@ -210,13 +211,17 @@ def _unboxed_pullback(entry: Entry, makers: dict, conform: Callable) -> Callable
     return pullback
 
 
-def _compactor(makers: dict) -> Callable:
+def _compactor(makers: dict, shape_only: bool = False) -> Callable:
     """`CallForward.compact` for per-argument makers: make each traced argument's VJP now, as
     autograd does during its forward, so the op keeps only what that VJP captures (kron's keeps
-    neither its output nor the factors' values, sum's only a shape)."""
+    neither its output nor the factors' values, sum's only a shape). `shape_only`: the VJP reads
+    only the first argument's shape and dtype (`x[i]`'s `untake(g, i, vspace(x))`, whose lambda
+    would keep all of x alive): it is made from a stand-in of one element."""
     def compact(residuals, argnums):
         out, args, kwargs = residuals
         kwargs = kwargs or _NO_KWARGS
+        if shape_only and type(args[0]) is _ndarray:
+            args = (np.broadcast_to(np.zeros((), args[0].dtype), args[0].shape),) + args[1:]
         vjps = {}
         for i in argnums:
             maker = makers.get(i)
