@@ -1,6 +1,7 @@
 """Random NumPy programs through rulebridge.jit: every replay on new inputs is the eager
-value_and_grad's result to the bit, or both refuse alike, or jit refuses the program. Never a
-stale or different number."""
+value_and_grad's result (to the bit with the NumPy back end, within a few hundred ulps with the
+JAX back end, whose kernels are XLA's), or both refuse alike, or jit refuses the program. Never
+a stale or different number."""
 
 import pytest
 
@@ -16,7 +17,13 @@ def test_random_programs_replay_as_their_eager_call(source):
     assert tally.outcomes["pass"] >= 0.5 * tally.programs, tally.outcomes
 
 
+def test_random_programs_staged_into_jax_replay_as_their_eager_call():
+    tally = fuzz_jit(30, backend="jax")
+    assert tally.outcomes["pass"] >= 0.5 * tally.programs, tally.outcomes
+
+
 @pytest.mark.slow
-def test_a_thousand_random_programs_replay_as_their_eager_call():
-    tally = fuzz_jit(SLOW_PROGRAMS)
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_a_thousand_random_programs_replay_as_their_eager_call(backend):
+    tally = fuzz_jit(SLOW_PROGRAMS, backend=backend)
     assert tally.outcomes["pass"] >= 0.5 * tally.programs, tally.outcomes
