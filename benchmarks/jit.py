@@ -10,6 +10,8 @@
 2. The suite's loop rows (`_sum_1000`, `_sum_sin_1000`), JAX back end against NumPy's primal.
    Target: <= 25x.
 3. The NumPy back end on every row of benchmarks/suite.py against autograd. Target: below.
+4. The chain's `jit(grad(f))` with the NumPy back end against the hand-written forward and
+   backward. Target: <= 1.15x (instructions: benchmarks/instructions.py, <= 1.1x).
 
 Each jitted function is called until its program is recorded, staged and verified (the first
 replay is compared once with the eager call) before it is timed: the figures are of replays.
@@ -28,7 +30,7 @@ import numpy as np  # noqa: E402
 
 import rulebridge as rb  # noqa: E402
 
-from benchmarks.overhead import X, chain  # noqa: E402
+from benchmarks.overhead import X, chain, hand_written  # noqa: E402
 from benchmarks.suite import CASES, autograd_gradient  # noqa: E402
 from benchmarks.timing import (add_clock_option, interleaved_medians, now, table,  # noqa: E402
                                use_clock, write_json)
@@ -90,6 +92,18 @@ def chain_figures(n: int, repeats: int) -> dict:
             "compile ratio vs value_and_grad": (first + verified) / jax_compile_both}
 
 
+def numpy_chain_figures(n: int, repeats: int) -> dict:
+    """The chain's jit(grad(f)), NumPy back end, against the hand-written forward and backward
+    (target <= 1.15x in time; benchmarks/instructions.py counts the instructions, <= 1.1x)."""
+    step = rb.jit(rb.grad(chain(np, n), source="autograd"))
+    for _ in range(40):  # recorded, checked, and warm (CPython specialises the program)
+        step(X)
+    seconds = interleaved_medians({"hand-written": lambda: hand_written(X, n),
+                                   "rb.jit numpy": lambda: step(X)}, repeats)
+    return {**{f"{k}_s": v for k, v in seconds.items()},
+            "ratio": seconds["rb.jit numpy"] / seconds["hand-written"]}
+
+
 def row_figures(case, backends: list[str], repeats: int) -> dict:
     args = case.make_args(np.random.default_rng(0))
     runs = {"primal": lambda: case.function(np, *args)}
@@ -126,7 +140,12 @@ def main(argv=None) -> int:
     add_clock_option(parser)
     args = parser.parse_args(argv)
     use_clock(args.clock)
-    figures: dict = {"chain": chain_figures(args.ops, args.repeats)}
+    figures: dict = {"chain numpy": numpy_chain_figures(args.ops, args.repeats)}
+    c = figures["chain numpy"]
+    print(f"chain of {args.ops} ops on 10 elements, jit(grad(f)) backend='numpy' vs the "
+          f"hand-written forward and backward: {c['rb.jit numpy_s'] * 1e3:.3f} ms vs "
+          f"{c['hand-written_s'] * 1e3:.3f} ms = {c['ratio']:.2f}x (target <= 1.15x)")
+    figures["chain"] = chain_figures(args.ops, args.repeats)
     c = figures["chain"]
     print(f"chain of {args.ops} ops on 10 elements, jit(grad(f)) backend='jax' vs "
           f"jax.jit(jax.grad(f_jnp)):")
