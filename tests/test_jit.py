@@ -392,3 +392,19 @@ def test_hvp_and_a_gradient_step_inside_a_loss_replay():
     x, u = np.array([0.3, 0.5, 0.7]), np.array([1.0, -2.0, 0.5])
     dv = rb.grad(lambda v: np.sum(rb.hvp(f, source="autograd")(x, v) * u))(np.ones(3))
     np.testing.assert_allclose(dv, rb.hessian(f)(x) @ u, rtol=1e-12)
+
+
+def test_a_replay_that_cannot_answer_says_so():
+    def f(x):
+        return np.sum(np.log(x))
+
+    g = rb.jit(rb.grad(f))
+    g(np.array([1.0, 2.0])), g(np.array([2.0, 3.0]))
+    assert g.eager_calls == 0 and g.last_fallback is None
+    with np.errstate(all="ignore"):
+        g(np.array([-1.0, 2.0]))  # NaN, as eagerly: the replay answered
+    assert g.eager_calls == 0
+    with np.errstate(all="raise"):
+        with pytest.raises(FloatingPointError):
+            g(np.array([-1.0, 2.0]))  # the replay raises, and so does the eager call it runs
+    assert g.eager_calls == 1 and isinstance(g.last_fallback, FloatingPointError)

@@ -58,6 +58,8 @@ class Jitted:
         self.environment: Environment | None = None
         self.traces = 0
         self.replays = 0
+        self.eager_calls = 0  # calls a replay could not answer (it raised): the eager call did
+        self.last_fallback: BaseException | None = None
         self.retraced: list[str] = []  # why earlier programs were dropped, latest last
         # Whether the arguments it does not differentiate are traced (new data, same program).
         # A program that turns one into a Python number (`range(int(n))`) cannot be traced so:
@@ -97,7 +99,9 @@ class Jitted:
                         result = (variant.staged or variant).replay(args, flat)
                     except GuardFailed:
                         continue
-                    except (Mismatch, Exception):
+                    except (Mismatch, Exception) as exc:
+                        self.eager_calls += 1
+                        self.last_fallback = exc  # what made it run eagerly, for the user
                         return self.fun(*args, **kwargs)  # its error, or its fallback
                     self.replays += 1
                     if not variant.verified:
