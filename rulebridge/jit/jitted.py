@@ -31,7 +31,7 @@ from ..engine.box import Traced
 from ..errors import JitError, TracingError, UsageError
 from ..tree import tree_flatten
 from .environment import Environment
-from .program import GuardFailed, Mismatch
+from .program import GuardFailed
 from .variant import Spec, Variant, trace, traced_leaf
 from .variant import differentiated as _differentiated
 
@@ -99,7 +99,7 @@ class Jitted:
                         result = (variant.staged or variant).replay(args, flat)
                     except GuardFailed:
                         continue
-                    except (Mismatch, Exception) as exc:
+                    except Exception as exc:  # Mismatch too: the eager call says why
                         self.eager_calls += 1
                         self.last_fallback = exc  # what made it run eagerly, for the user
                         return self.fun(*args, **kwargs)  # its error, or its fallback
