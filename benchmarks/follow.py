@@ -10,7 +10,7 @@ starts and removed when the last ends. Three figures:
   program building its result with `np.stack` (what a user would write without following);
 - outside a trace: `np.zeros(5)` costs the same before, between and after traces, because
   nothing is left installed (the wrapper is NumPy's own function again; the test suite checks
-  this too, tests/test_plain_buffers.py).
+  this too, tests/writes/test_plain_buffers.py).
 
     python -m benchmarks.follow
 """

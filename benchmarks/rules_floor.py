@@ -21,7 +21,7 @@ left sparse. Ops whose rule is not autograd's (the engine's own buffer and write
 that mutates arrays) are left out and listed in `left_out`: the figure is then a lower bound.
 
 `RulesFloor.gradient` returns what that sweep over the same steps leaves on the inputs, to prove
-that the floor runs the rules a gradient needs (tests/test_rules_floor.py); it is never timed.
+that the floor runs the rules a gradient needs (tests/project/test_rules_floor.py); it is never timed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Sphinx configuration: the API reference (autodoc of `rulebridge.__all__`, numpy-style
 docstrings) and the Markdown pages of this folder.
 
-Build: `python -m sphinx -W -n -b html docs docs/_build` (tests/test_docs.py builds it the same
+Build: `python -m sphinx -W -n -b html docs docs/_build` (tests/project/test_docs.py builds it the same
 way with a faster builder).
 """
 

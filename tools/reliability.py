@@ -4,7 +4,7 @@
     python -m tools.reliability --programs 200 # a shorter fuzz run
 
 Fuzzing reuses tests/fuzz (the same derandomized programs as the slow test), threads reuse
-tests/test_threads.py's programs, memory reuses tests/test_memory.py's measurement, and the
+tests/engine/test_threads.py's programs, memory reuses tests/engine/test_memory.py's measurement, and the
 error classes come from tools/errors_doc.py.
 """
 

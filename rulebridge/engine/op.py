@@ -1,7 +1,7 @@
 """An op: one recorded call, as the tape stores it (`Tape.entries`) and names it (`Tape.ops`).
 
 The tape stores each op as a plain tuple in `Op`'s field order, and the engine unpacks it into
-names in that order (tests/test_architecture.py checks every unpacking against `Op._fields`).
+names in that order (tests/project/test_architecture.py checks every unpacking against `Op._fields`).
 An `Op` itself, a tuple subclass, costs 2.5k more instructions an op to make, free and unpack
 than a plain tuple (valgrind, the sin/tanh chain), and an instance of a slotted class 1.4k: see
 docs/performance.md. `Tape.ops` names the stored tuples as `Op`s when they are read.
