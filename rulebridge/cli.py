@@ -10,6 +10,24 @@ import numpy as np
 
 from . import __version__
 
+# What `rulebridge --help` lists of the Python API: the transformations, as a user reaches for them.
+TRANSFORMATIONS = (
+    ("grad(f)", "the gradient of a real scalar function"),
+    ("value_and_grad(f)", "(f(x), its gradient) from one trace"),
+    ("vjp(f, *args)", "(y, pullback): reverse mode for any output"),
+    ("jvp(f, primals, tangents)", "(y, ydot): forward mode, JAX's convention"),
+    ("linearize(f, *primals)", "(y, f_jvp): forward mode, traced once"),
+    ("jacrev(f), jacfwd(f)", "Jacobians in reverse and forward mode"),
+    ("hessian(f), hvp(f)", "second derivatives; nest any of these for higher orders"),
+    ("jit(fun)", "trace once, replay with NumPy alone, or backend=\"jax\" for jax.jit"),
+)
+
+
+def _python_api() -> str:
+    width = max(len(call) for call, _ in TRANSFORMATIONS)
+    rows = "\n".join(f"  rulebridge.{call:<{width}}  {what}" for call, what in TRANSFORMATIONS)
+    return f"in Python (import rulebridge; docs/index.md):\n{rows}"
+
 
 def matrix(argv: list[str] | None = None) -> int:
     """`rulebridge matrix ARGS`: NumPy's functions and the `rulebridge.scipy` drop-ins (this
@@ -92,7 +110,8 @@ def lookup(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="rulebridge", description=__doc__)
+    parser = argparse.ArgumentParser(prog="rulebridge", description=__doc__, epilog=_python_api(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"rulebridge {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo",

@@ -1,6 +1,7 @@
 """The `rulebridge` command as a user runs it: `--version`, `python -m rulebridge`, `demo`."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,6 @@ import pytest
 import rulebridge
 from rulebridge.demo import loss
 from tests.support.paths import ROOT
-
 
 
 def run(*command: str, **options) -> subprocess.CompletedProcess:
@@ -38,6 +38,15 @@ def test_console_script_version():
     result = run("rulebridge", "--version", env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"rulebridge {rulebridge.__version__}\n"
+
+
+def test_help_lists_the_python_transformations_and_each_exists():
+    result = run(sys.executable, "-m", "rulebridge", "--help")
+    assert result.returncode == 0, result.stderr
+    listed = re.findall(r"rulebridge\.(\w+)\(|, (\w+)\(", result.stdout.split("in Python")[1])
+    names = {name for pair in listed for name in pair if name}
+    assert {"grad", "vjp", "jvp", "jacfwd", "jacrev", "linearize", "hessian", "hvp", "jit"} <= names
+    assert names <= set(rulebridge.__all__), names - set(rulebridge.__all__)
 
 
 def test_no_command_is_an_error_that_lists_the_commands():
