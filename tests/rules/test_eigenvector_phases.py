@@ -62,7 +62,7 @@ def sources_for(function, a):
     usable = []
     for source in (None, "autograd", "jax"):
         try:
-            rb.lookup(function, rb.signature_of((a,)), source)
+            rb.rule_for(function, rb.signature_of((a,)), source)
         except rb.NoRuleError:
             continue
         usable.append(source)
