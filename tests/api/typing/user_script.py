@@ -52,6 +52,7 @@ assert_type(g, Params)
 assert_type(g3, Params)
 assert_type(rb.value_and_grad(loss)(params, x)[1], Params)
 assert_type(rb.grad(pair_loss)(Pair(x, x)), Pair)
+assert_type(rb.jit(rb.grad(loss))(params, x), Params)  # jit keeps the function's type
 assert_type(rb.grad(lambda w: np.sum(w))(x), Any)  # a lambda's parameters are untyped
 assert_type(rb.grad(loss, 1)(params, x), Any)  # another argnums: not typed by argument
 rb.register_container(Pair, lambda p: ((p.a, p.b), None), lambda aux, c: Pair(*c))
