@@ -15,11 +15,11 @@ TRANSFORMATIONS = (
     ("grad(f)", "the gradient of a real scalar function"),
     ("value_and_grad(f)", "(f(x), its gradient) from one trace"),
     ("vjp(f, *args)", "(y, pullback): reverse mode for any output"),
-    ("jvp(f, primals, tangents)", "(y, ydot): forward mode, JAX's convention"),
+    ("jvp(f, primals, tangents)", "(y, ydot): forward mode along the tangents"),
     ("linearize(f, *primals)", "(y, f_jvp): forward mode, traced once"),
     ("jacrev(f), jacfwd(f)", "Jacobians in reverse and forward mode"),
     ("hessian(f), hvp(f)", "second derivatives; nest any of these for higher orders"),
-    ("jit(fun)", "trace once, replay with NumPy alone, or backend=\"jax\" for jax.jit"),
+    ("jit(fun)", "trace once, then replay with NumPy alone, or stage it with backend="),
 )
 
 

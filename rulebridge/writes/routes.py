@@ -16,12 +16,14 @@ import operator
 import numpy as np
 
 from ..engine.hooks import Writes
-from ..errors import MutationError
+from ..errors import MutationError, TracingError
 from ..rules.levels import primal
 from ..rules.rule import Rule, function_name
 from ..rules.signature import SpecInfo
+from .indices import contains_box
+from .nested import nested_setitem, writes_lower_level
 from .untake import NESTED_PULLBACKS, untake, untake_rule
-from .write import _refuse_nested, _write_rule, setitem
+from .write import _refuse_nested, _write_rule, setitem as first_order_setitem
 
 _ndarray = np.ndarray
 
@@ -32,6 +34,22 @@ PLAIN_BUFFER_FIX = ("allocate the buffer inside the differentiated code by calli
                     "rulebridge.follow_plain_buffers(False)), or from a traced array: "
                     "np.zeros_like(x), np.empty_like(x), np.ones_like(x), np.full_like(x, c), "
                     "or np.zeros(shape, like=x) / np.empty(shape, like=x)")
+
+
+# -- x[index] = value ----------------------------------------------------------------------------
+
+
+def setitem(box, index, value, what: str | None = None):
+    """`box[index] = value`, recorded: write.py's in-place write at the first order,
+    nested.py's copy where the write reaches values of an enclosing differentiation."""
+    if contains_box(index, type(box)):
+        raise TracingError("an index holding a traced value: indices carry no gradient, compute "
+                           "them from plain arrays (or compare: x[y > 0] = v)")
+    if not writes_lower_level(box, value):
+        return first_order_setitem(box, index, value, what)
+    if type(value) is type(box) and value._tape.level > box._tape.level:
+        _refuse_nested(what, index, box)  # an inner value escaping into an outer array
+    return nested_setitem(box, index, value, what)
 
 
 # -- in-place operators ---------------------------------------------------------------------------
@@ -45,12 +63,11 @@ def augmented(function, box, other):
     """`x += y` and friends: `np.add(x, y)` recorded, then written into `x` (NumPy scalars are
     immutable, so for them `x += y` just rebinds the name)."""
     result = function(box, other)
-    if type(box._value) is not _ndarray:
-        if isinstance(primal(box), _ndarray):  # an array one level down: a write there
-            _refuse_nested(f"x {_SYMBOLS[function]} y", Ellipsis, box)
+    target = box._value if type(box._value) is _ndarray else primal(box)
+    if type(target) is not _ndarray:
         return result
-    _check_cast(function, result, box._value, "same_kind")
-    _check_shape(function, result, box._value)
+    _check_cast(function, result, target, "same_kind")
+    _check_shape(function, result, target)
     return setitem(box, Ellipsis, result, what=f"x {_SYMBOLS[function]} y")
 
 
@@ -112,7 +129,7 @@ def function_out(box, func, types, args, kwargs):
 
 
 def _check_cast(function, result, target, casting):
-    dtype = np.result_type(getattr(result, "_value", result))
+    dtype = np.result_type(primal(result))
     if not np.can_cast(dtype, target.dtype, casting):
         raise TypeError(f"Cannot cast {function_name(function)} output from {dtype!r} to "
                         f"{target.dtype!r} with casting rule {casting!r}")
@@ -120,7 +137,7 @@ def _check_cast(function, result, target, casting):
 
 def _check_shape(function, result, target):
     """NumPy's rule for an output operand: the result broadcasts to it, never the reverse."""
-    shape = np.shape(getattr(result, "_value", result))
+    shape = np.shape(primal(result))
     if shape != target.shape and np.broadcast_shapes(shape, target.shape) != target.shape:
         raise ValueError(f"{function_name(function)}: non-broadcastable output operand with shape "
                          f"{target.shape} doesn't match the broadcast shape {shape}")

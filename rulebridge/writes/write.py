@@ -39,10 +39,11 @@ from ..engine.constants import depends, shares_exported
 from ..engine.detached import is_free
 from ..engine.hooks import Effect, Effects
 from ..engine.tape import Op, Tape
-from ..errors import MutationError, TracingError
+from ..errors import MutationError
 from ..rules.rule import Rule
 from ..rules.signature import signature_of
-from .indices import contains_box, covers_all, format_index, has_repeats
+from .functional import _functional_write
+from .indices import covers_all, format_index, has_repeats
 
 _ndarray = np.ndarray
 
@@ -135,51 +136,6 @@ def _write_pullback(residuals, g, argnums):
 
 def _write_jvp(residuals, tangents, argnums):
     return residuals.pushforward(tangents, argnums)
-
-
-def _functional_write(args, kwargs):
-    """The write as a pure function, for `Tape.replay` and a recorded program
-    (rulebridge/jit): a new array, and residuals whose pullback moves the cotangent as the
-    write's own does (`Write.pullback`), without a saved state to swap."""
-    target, index, value = args
-    out = target.copy()
-    out[index] = value
-    return out, FunctionalWrite(index, value, covers_all(index))
-
-
-class FunctionalWrite:
-    """What the pullback of a functional write needs: where it wrote and what (for the
-    value's cotangent's shape and dtype)."""
-
-    __slots__ = ("index", "value", "full")
-
-    def __init__(self, index, value, full: bool) -> None:
-        self.index, self.value, self.full = index, value, full
-
-    def pullback(self, g, argnums):
-        """The target's cotangent is `g` with the written part zeroed (a new array), the
-        value's is `g[index]` conformed to the value: the numbers `Write.pullback` gives."""
-        if g is None:
-            return (None,) * len(argnums)
-        with_value = len(argnums) == 2 or argnums == (2,)
-        value_ct = None
-        if with_value:
-            value_ct = g if self.full else g[self.index]
-            if type(value_ct) is _ndarray and np.may_share_memory(value_ct, g):
-                value_ct = value_ct.copy()
-            value_ct = conform_cotangent(value_ct, self.value)
-        cts = []
-        for i in argnums:
-            if i == 0:
-                if self.full:
-                    cts.append(None)
-                else:
-                    target_ct = np.array(g, copy=True)
-                    target_ct[self.index] = 0
-                    cts.append(target_ct)
-            else:
-                cts.append(value_ct)
-        return tuple(cts)
 
 
 class MutationState(Effects):
@@ -287,15 +243,13 @@ class MutationState(Effects):
 
 
 def setitem(box, index, value, what: str | None = None):
-    """`box[index] = value`, recorded; rebinds `box` to a new variable and returns it."""
-    if contains_box(index, type(box)):
-        raise TracingError("an index holding a traced value: indices carry no gradient, compute "
-                           "them from plain arrays (or compare: x[y > 0] = v)")
+    """`box[index] = value`, recorded; rebinds `box` to a new variable and returns it. (Called
+    through routes.py's `setitem`, which checks the index.)"""
     tape = box._tape
     tape.check_open(operator.setitem)
     if type(box._value) is type(box) or (type(value) is type(box) and (
             value._tape is not tape or type(value._value) is type(box))):
-        _refuse_nested(what, index, box)
+        _refuse_nested(what, index, box)  # routes.py hands nested writes to nested.py
     index = tape.protected.constants_in(index)  # the sweep restores where the write wrote
     state = tape.effects or MutationState(tape, type(box))
     target = box._value
@@ -340,15 +294,14 @@ def setitem(box, index, value, what: str | None = None):
 
 
 def _refuse_nested(what, index, box):
-    """A write whose values belong to an enclosing differentiation (rulebridge/rules/levels.py):
-    not recorded yet, so refused before anything is written."""
+    """A value of an inner differentiation written into an array of an enclosing one: it
+    would escape the inner differentiation, so it is refused before anything is written."""
     what = what or f"x[{format_index(index)}] = v"
     raise MutationError(
-        f"{what}: an in-place write inside a nested differentiation (grad of grad, hessian, "
-        "hvp, a gradient step inside a loss) writes values of the enclosing differentiation, "
-        "which rulebridge does not record yet. Write it without mutation: "
-        "x = np.where(mask, v, x), np.concatenate([...]) or np.stack([...]) instead of "
-        "x[i] = v, and y = x + v instead of x += v. (Writes differentiated once are recorded.)")
+        f"{what}: a value of an inner differentiation written into an array of an enclosing "
+        "one (a gradient step inside a loss writing into the loss's buffer): the inner value "
+        "would outlive its differentiation. Write into an array made at the inner level, and "
+        "return it.", fix="buf = np.zeros_like(v)  # inside the inner function; buf[i] = v")
 
 
 def _writable(state: MutationState, box, target, what) -> np.ndarray:

@@ -4,17 +4,14 @@ with one of its own errors. The value must be NumPy's and the caller's arguments
 
 from __future__ import annotations
 
-import collections
-import time
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
 
 import rulebridge as rb
 
 from .check import STEP, TOLERANCE, Mismatch, _central, _copy, run, same_as_numpy
-from .generate import Program, programs
-from .runner import Tally
+from .generate import Program
+from .runner import Tally, fuzz
 
 
 def run_forward(program: Program, source: str | None = None) -> str:
@@ -55,17 +52,4 @@ def _run(program: Program, source: str | None) -> str:
 
 def fuzz_forward(n: int, source: str | None = None) -> Tally:
     """`n` programs (the same ones on every run); a wrong tangent raises."""
-    tally = Tally(collections.Counter(), collections.Counter(), collections.Counter())
-
-    @settings(max_examples=n, derandomize=True, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(programs())
-    def one(program):
-        tally.outcomes[run_forward(program, source)] += 1
-        tally.ops.update(program.ops)
-        tally.dtypes[program.dtype.__name__] += 1
-
-    start = time.perf_counter()
-    one()
-    tally.seconds = time.perf_counter() - start
-    return tally
+    return fuzz(n, source, mode=_run)

@@ -25,6 +25,14 @@ class Tally:
     def programs(self) -> int:
         return sum(self.outcomes.values())
 
+    def assert_passes(self, share: float) -> None:
+        """At least `share` of the programs the source has rules for pass. One source alone
+        lacks rules for some ops (autograd has no nansum), and its refusals there are right;
+        those programs must stay a minority, or the run would check little."""
+        covered = self.programs - self.outcomes["error:NoRuleError"]
+        assert covered >= 0.5 * self.programs, self.outcomes
+        assert self.outcomes["pass"] >= share * covered, self.outcomes
+
 
 def fuzz(n: int, source: str | None = None, checked: bool = False, mode=None) -> Tally:
     """`n` programs, the same ones on every run (derandomized); a wrong gradient raises.
