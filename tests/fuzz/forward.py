@@ -4,7 +4,6 @@ with one of its own errors. The value must be NumPy's and the caller's arguments
 
 from __future__ import annotations
 
-
 import numpy as np
 
 import rulebridge as rb

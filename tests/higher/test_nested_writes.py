@@ -193,3 +193,12 @@ def test_an_inner_value_written_into_an_outer_buffer_is_refused():
 
     with pytest.raises(rb.MutationError, match="inner differentiation written into an array"):
         rb.grad(outer)(x0)
+
+
+@pytest.mark.parametrize("program", PROGRAMS[:3], ids=IDS[:3])
+def test_jit_of_a_hessian_through_writes_replays_the_eager_call(program):
+    jitted = rb.jit(rb.hessian(program[0]))
+    for k in range(3):
+        x = x0 + 0.1 * k
+        np.testing.assert_array_equal(jitted(x), rb.hessian(program[0])(x))
+    assert jitted.replays == 2 and jitted.eager_calls == 0
