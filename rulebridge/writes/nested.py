@@ -23,7 +23,9 @@ rulebridge/writes/views.py).
 
 from __future__ import annotations
 
+import dis
 import operator
+import sys
 
 import numpy as np
 
@@ -37,6 +39,10 @@ from .functional import FunctionalWrite
 from .write import Described, MutationState, _fit, _write_rule
 
 _ndarray = np.ndarray
+_BINARY_OP, _SWAP, _CACHE = (dis.opmap.get(name) for name in ("BINARY_OP", "SWAP", "CACHE"))
+_STORES = frozenset(dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE")
+                    if name in dis.opmap)
+_FRAMES_HERE = ("rulebridge.engine.", "rulebridge.writes.")
 
 
 def writes_lower_level(box, value) -> bool:
@@ -120,3 +126,28 @@ def _refuse_unless_owned(tape, box, memory, what) -> None:
             f"{what}: a write inside a nested differentiation into memory already handed to "
             "plain code (np.asarray, a library call), which would not see it.",
             fix="buf = buf.copy()  # before the write")
+
+
+def stored_back() -> bool:
+    """Is the code that asked running `x[index] op= v`, so that the operator's result is stored
+    into `x[index]` next? Python runs it as `t = x[index]; t = t.__iop__(v); x[index] = t`,
+    with `t` on its stack only: at a nested level, where a write into the view `t` is refused,
+    the result can go to the store instead. Proven from the bytecode (Python 3.11 and 3.12:
+    BINARY_OP, then SWAPs, then STORE_SUBSCR or STORE_SLICE); unproven elsewhere."""
+    if _BINARY_OP is None or _SWAP is None:
+        return False
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_FRAMES_HERE):
+        frame = frame.f_back
+    if frame is None or frame.f_lasti < 0:
+        return False
+    code, i = frame.f_code.co_code, frame.f_lasti
+    if code[i] != _BINARY_OP:
+        return False
+    i += 2
+    while i < len(code) and code[i] == _CACHE:
+        i += 2
+    swaps = 0
+    while i < len(code) and code[i] == _SWAP:
+        i, swaps = i + 2, swaps + 1
+    return swaps >= 2 and i < len(code) and code[i] in _STORES

@@ -21,7 +21,7 @@ from ..rules.levels import primal
 from ..rules.rule import Rule, function_name
 from ..rules.signature import SpecInfo
 from .indices import contains_box
-from .nested import nested_setitem, writes_lower_level
+from .nested import nested_setitem, stored_back, writes_lower_level
 from .untake import NESTED_PULLBACKS, untake, untake_rule
 from .write import _refuse_nested, _write_rule, setitem as first_order_setitem
 
@@ -68,6 +68,8 @@ def augmented(function, box, other):
         return result
     _check_cast(function, result, target, "same_kind")
     _check_shape(function, result, target)
+    if target.base is not None and writes_lower_level(box, result) and stored_back():
+        return result  # `x[index] op= y` at a nested level: the store writes x (nested.py)
     return setitem(box, Ellipsis, result, what=f"x {_SYMBOLS[function]} y")
 
 
