@@ -20,6 +20,7 @@ from ..errors import NestedDifferentiationError, RuleContractError
 from ..rules.keys import Configuration, call_shape, keyed, spelling
 from ..rules.levels import holds_box, new_level, primals
 from ..rules.registry import REGISTRY, Registry
+from ..rules.selection import rule_for
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable
 from .box import FLAT_SCALARS, NO_KWARGS, Traced
@@ -266,14 +267,9 @@ class Tape:
         return rule, args, normalised, inputs
 
     def _lookup(self, function: Callable, signature, config: Configuration = ()) -> Any:
-        """A rule the cache did not have: the engine's own (buffer allocation, the write: see
-        `Writes.engine_rule`) before the adapters'."""
-        rule = self.writes.engine_rule(function, signature)
-        if rule is None:
-            with self.writes.building_rules():
-                return self.registry.lookup(function, signature, self.source, config)
-        self.rules[(function, signature)] = rule
-        return rule
+        """A rule the cache did not have, as rulebridge/rules/selection.py chooses it: the
+        engine's own (buffer allocation, the write: `Writes.engine_rule`) before the adapters'."""
+        return rule_for(self.registry, function, signature, self.source, config, self.writes)
 
     def record_output(self, rule, values, kwargs, inputs, out, residuals):
         """Record an op whose output `record` leaves: several outputs, one that carries
