@@ -16,6 +16,7 @@ from .checking import kinks as _kinks
 from .checking import phase_refusal as _phase_refusal
 from .checking import gradcheck as _gradcheck
 from .checking import gradgrad as _gradgrad
+from .checking import pushforward as _pushforward
 from .checking import regimes as _regimes
 from .checking import status as _status
 from .checking.debug import debug
@@ -197,6 +198,8 @@ _phase_refusal.install(REGISTRY)  # NumPy's complex eigenvectors' phases: no der
 _kinks.install(REGISTRY)  # a norm at zero: the subgradient 0, not NaN
 _regimes.install(REGISTRY)  # pinv and lstsq where rcond cuts: checking/regimes.py
 _gradcheck.install(check_grads)  # for the pytest plugin's check_grads fixture
+# the first-use checks of the other modes (rules/selection.py): a pushforward, a pullback's rule
+_pushforward.install()  # checking/pushforward.py
 _gradgrad.install()  # a pullback offered as a rule is checked before use: checking/gradgrad.py
 
 __all__ = [

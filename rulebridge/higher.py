@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .api import grad, jacobian, vjp
-from .checking.arguments import differentiable_argnums
+from .rules.arguments import differentiable_argnums
 from .checking.check import check_call
 from .checking.fd import _random_like
 from .checking.firstuse import trust

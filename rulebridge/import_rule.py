@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .rules.adapter import Adapter
-from .checking.arguments import traced_argnums, with_traced
+from .rules.arguments import traced_argnums, with_traced
 from .checking.check import check_call
 from .checking.constants import Verdicts, constant_values, declared
 from .checking.outputs import outputs_mismatch

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .arguments import differentiable_argnums
+from ..rules.arguments import differentiable_argnums
 from .domains import REAL, Arr, Held
 
 

@@ -25,7 +25,7 @@ from ..rules.keys import configuration, format_settings, normalise
 from ..rules.registry import REGISTRY
 from ..rules.rule import CallForward, Rule, function_name
 from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable, signature_of
-from .arguments import differentiable_argnums
+from ..rules.arguments import differentiable_argnums
 from .fd import (_pair, _random_like, at_a_kink, directional, flat_outputs, phase_fixed,
                  phase_free, widen)
 from .refine import decide_again, undecided_why

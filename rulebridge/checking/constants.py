@@ -25,7 +25,7 @@ import numpy as np
 
 from ..rules.keys import plan_for
 from ..rules.signature import is_differentiable
-from .arguments import differentiable_argnums
+from ..rules.arguments import differentiable_argnums
 
 KEPT = 256  # verdicts an import keeps, by value
 

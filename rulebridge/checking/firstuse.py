@@ -32,7 +32,7 @@ from ..errors import (ImportRuleError, UncheckedRuleWarning, UnverifiedRuleError
 from ..rules.levels import holds_box, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
-from .arguments import traced_argnums, with_traced
+from ..rules.arguments import traced_argnums, with_traced
 from .check import NUMPY_RAISED, check_call
 from .result import RAISED, REFUSED_HERE, CheckResult
 from .wrapping import Policy, Wrapped, wrap

@@ -34,7 +34,7 @@ from ..rules.keys import format_key, format_settings, normalise
 from ..rules.signature import format_signature, signature_of
 from . import conventions
 from .catalogue import cases_for, exports, rows
-from .arguments import with_traced
+from ..rules.arguments import with_traced
 from .check import check_call
 from .modes import (GRADGRAD, JVP, NO_GRADIENT, SecondOrder, gradgrad_verdict,
                     has_second_order, pushforward_verdict)

@@ -2,7 +2,7 @@
 
 - **jvp**: the rule's pushforward (forward mode) checked against central differences along
   random tangents (`check_pushforward`), keyed as forward mode looks it up: the case's key
-  followed by " jvp" (rulebridge/forward/choice.py).
+  followed by " jvp" (rulebridge/rules/selection.py `key_text`).
 - **gradgrad**: the pullback of the pullback (PyTorch OpInfo's `gradgrad`): the nested
   differentiation of the source's pullback checked against central differences of the pullback
   itself, keyed as the engine looks a pullback offered as a rule up: the case's key followed by

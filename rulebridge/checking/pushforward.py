@@ -18,9 +18,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..rules.keys import configuration, format_settings
+from ..rules.levels import primals
 from ..rules.rule import Rule, function_name
 from ..rules.signature import format_signature, is_differentiable, signature_of
-from .arguments import differentiable_argnums
+from ..rules.arguments import differentiable_argnums
+from ..rules.selection import JVP, install_check
 from .check import TOLERANCES, case_seed
 from .fd import _random_like, directional, flat_outputs, phase_fixed, widen
 from .result import CheckResult
@@ -182,3 +184,15 @@ def _equal(a, b) -> bool:
 
 def name_of(function: Callable) -> str:
     return function_name(function)
+
+
+def check_at_first_use(rule: Rule, args: tuple, kwargs, argnums: tuple) -> tuple[str, str]:
+    """`(status, reason)` of `rule`'s pushforward at an op's own inputs, where no status settles
+    its key (rules/selection.py asks): at the innermost primals, since under nesting the op's
+    arguments are an enclosing level's boxes (reverse over forward)."""
+    result = check_pushforward(rule, primals(args), dict(kwargs or {}), argnums)
+    return result.status, result.reason
+
+
+def install() -> None:
+    install_check(JVP, check_at_first_use)

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import UnverifiedRuleError
 from ..rules.registry import Registry
 from ..rules.rule import Rule
-from .arguments import traced_argnums, with_traced
+from ..rules.arguments import traced_argnums, with_traced
 from .check import check_call
 from .wrapping import Policy, Wrapped, wrap
 

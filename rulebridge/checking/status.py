@@ -1,6 +1,6 @@
 """The shipped check results (checking/verified.json, installed with the package), fed to the
 registry's rule choice: with `source=None`, a rule the matrix marks failed is never chosen when
-another source has a verified one (`Registry._resolve` prefers "pass" and skips "fail").
+another source has a verified one (rules/selection.py `resolve` prefers "pass" and skips "fail").
 
 The file is made from the committed compat_matrix.json by `python tools/ship_status.py`, a
 maintainer's step; no user command writes it."""

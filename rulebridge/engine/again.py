@@ -6,7 +6,7 @@ any code. One that is not (JAX's jitted pullbacks) cannot take a box, and raises
 then offer the pullback as a function with a rule of its own (`Rule.pullback_rule`, a
 `PullbackCall`), which this module records as ONE op on the highest-level tape among the call's
 boxes, with that second-order rule. The rule is used only where its check against central
-differences of the pullback itself passed (rules/pullback_rules.py `verify`: the shipped
+differences of the pullback itself passed (rules/selection.py `pullback_rule_status`: the shipped
 matrix's gradgrad column, else a check at the op's own values). Any depth works the same way:
 the op's own pullback, run by the enclosing level's sweep on the boxes of a level further out,
 offers its rule in turn. Where the call's values are themselves boxes of a lower level, its
@@ -24,8 +24,9 @@ import numpy as np
 
 from ..errors import NestedDifferentiationError, RulebridgeError
 from ..rules.levels import Box, holds_box
-from ..rules.pullback_rules import verify
+from ..rules.registry import REGISTRY
 from ..rules.rule import CallForward, PullbackCall, Rule
+from ..rules.selection import pullback_rule_status
 from .box import NO_KWARGS, Traced
 
 _ndarray = np.ndarray
@@ -49,7 +50,7 @@ def pullback_again(rule: Rule, residuals: Any, g: Any, argnums: tuple, key: str)
         return (f"the {rule.source} rule's pullback_rule returned {type(call).__name__}, not a "
                 "rulebridge.PullbackCall of a Rule")
     traced = tuple(i for i, a in enumerate(call.args) if isinstance(a, Box))
-    status, reason = verify(rule, key, call, traced)
+    status, reason = pullback_rule_status(REGISTRY, rule, key, call, traced)
     if status != "pass":
         return (f"the rule {rule.source} offers for its pullback is not verified here: "
                 f"{status}" + (f" ({reason})" if reason else ""))

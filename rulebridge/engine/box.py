@@ -75,6 +75,13 @@ class Traced(Box):
         return self._tape.record(ufunc, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        # `np.shape(x)`, `np.ndim(x)`, `np.result_type(x)`, `np.iscomplexobj(x)`: a question
+        # of the layout, answered as `x.shape` is (a decision), not recorded as an op (each of
+        # autograd's broadcasting VJPs asks all four: under nesting most of the ops recorded)
+        asked = _LAYOUT.get(func)
+        if asked is not None and self._tape.guard is None and len(args) == 1 and not kwargs \
+                and args[0] is self:
+            return asked(self)
         if kwargs:
             if kwargs.get("out") is not None:
                 return self._tape.writes.function_out(self, func, types, args, kwargs)
@@ -348,6 +355,24 @@ class _UfuncMethod:
             function.ufunc, function.method = ufunc, method
             function = cls._cache.setdefault(key, function)
         return function
+
+
+_LAYOUT = {np.shape: lambda x: x._decided("shape"), np.ndim: lambda x: x._decided("ndim"),
+           np.size: lambda x: x._decided("size"), np.result_type: lambda x: x._decided("dtype"),
+           np.iscomplexobj: lambda x: issubclass(x._decided("dtype").type, np.complexfloating)}
+
+
+def flat_key(key: tuple, value: Any, kwargs) -> tuple | None:
+    """`key` continued by an argument that is no ndarray (`Tape.record`'s flat keys): a Python
+    scalar by its type; a box of an enclosing level, without keywords, by its innermost primal's
+    dtype and ndim, as the registry keys it (a nested trace's ops then hit the tape's cache)."""
+    if type(value) in FLAT_SCALARS:
+        return key + (type(value),)
+    if type(value) is Traced and not kwargs:
+        value = primal(value)
+        if type(value) is _ndarray:
+            return key + (value.dtype, value.ndim)
+    return None
 
 
 def _contains_box(value) -> bool:

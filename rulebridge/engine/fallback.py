@@ -30,6 +30,7 @@ from ..errors import (AdapterWarning, NestedDifferentiationError, NoDerivativeEr
                       RulebridgeError, RuleContractError)
 from ..rules.levels import holds_box
 from ..rules.keys import configuration, format_key
+from ..rules.selection import fallbacks
 from .protect import WROTE_INTO_INPUT, is_read_only_write
 from .shedding import LARGE_BYTES, is_stand_in
 from .again import pullback_again
@@ -65,7 +66,7 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
         refusal = again
     other = None
     if tape.source is None and not _shed(tape, op):
-        other = next(_other_rules(registry, rule, config), None)
+        other = next(fallbacks(registry, rule, config), None)
     if other is None:
         if nested:
             raise NestedDifferentiationError(_not_again(what, rule, registry, config, refusal)) \
@@ -90,25 +91,12 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     return cts
 
 
-def _other_rules(registry, rule, config):
-    """The rules of the other sources at the op's key, in preference order."""
-    for name in map(str, registry.order(rule.function)):
-        if name == rule.source:
-            continue
-        try:
-            found = registry.lookup(rule.function, rule.signature, name, config)
-        except RulebridgeError:
-            continue
-        if not found.missing:
-            yield found
-
-
 def _not_again(what: str, rule, registry, config, refusal: str = "") -> str:
     """A pullback that could not run on an enclosing differentiation's boxes: it is not NumPy
     code (a compiled function), and its rule offers no verified rule for it (`refusal`: why),
     so its own derivative cannot be recorded. The rule is not at fault, and no status
     changes."""
-    others = [found.source for found in _other_rules(registry, rule, config)]
+    others = [found.source for found in fallbacks(registry, rule, config)]
     fix = (f"Differentiate the inner level with a source whose pullback here is NumPy code, "
            f"if one of the others with a rule here is "
            f"({', '.join(f'source={name!r}' for name in others)})" if others else
@@ -127,7 +115,7 @@ def _shed(tape: Tape, op) -> bool:
 
 
 def _explained(what: str, rule, registry, config, tape: Tape) -> str:
-    others = [found.source for found in _other_rules(registry, rule, config)]
+    others = [found.source for found in fallbacks(registry, rule, config)]
     if others:
         say = ", ".join(f"source={name!r}" for name in others)
         fix = (f"Name another source that has a rule here ({say}, or "

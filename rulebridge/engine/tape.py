@@ -20,9 +20,10 @@ from ..errors import NestedDifferentiationError, RuleContractError
 from ..rules.keys import Configuration, call_shape, keyed, spelling
 from ..rules.levels import holds_box, new_level, primals
 from ..rules.registry import REGISTRY, Registry
+from ..rules.selection import rule_for
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable
-from .box import FLAT_SCALARS, NO_KWARGS, Traced
+from .box import FLAT_SCALARS, NO_KWARGS, Traced, flat_key
 from .decisions import Decision
 from .hooks import NO_WRITES, Effects, Writes
 from .forwards import call_forward
@@ -159,8 +160,8 @@ class Tape:
                     inputs = (box._var,)
                 if type(value) is _ndarray:
                     key = (function, value.dtype, value.ndim)
-                else:
-                    key = (function, type(value)) if type(value) in FLAT_SCALARS else None
+                else:  # a scalar by its type, an enclosing level's box by its primal's
+                    key = flat_key((function,), value, kwargs)
             else:
                 values = []
                 inputs = []
@@ -176,7 +177,7 @@ class Tape:
                                 return top.record(function, args, kwargs, guarded)
                             inputs.append(None)  # a lower level's box: a constant here
                             values.append(a)
-                            key = None
+                            key = None if key is None else flat_key(key, a, kwargs)
                             continue
                         else:
                             inputs.append(a._var)
@@ -199,8 +200,8 @@ class Tape:
                             key += (a.dtype, a.ndim)
                         elif type(a) in FLAT_SCALARS:
                             key += (type(a),)
-                        else:
-                            key = None
+                        else:  # the value of our box may be an enclosing level's box
+                            key = flat_key(key, a, kwargs)
                 values = tuple(values)
                 inputs = tuple(inputs)
             rule = self._rules_by_key.get(key) if not kwargs else None  # keywords: see _rule_for
@@ -244,14 +245,15 @@ class Tape:
         """`(rule, args, kwargs, inputs)` for a call not seen under `key`, in the one spelling its
         key was checked in (rulebridge/rules/keys.py); kept under `key` without configuration,
         and per call shape with one."""
-        shape = None if key is None else call_shape(function, key, values, kwargs)
+        nested = (key is None or not kwargs) and holds_box(values)  # a lower level's boxes
+        shape = None if key is None or nested else call_shape(function, key, values, kwargs)
         known = self.rules.get(shape)  # a Spelling (never stored under None)
         if kwargs:  # an array passed by keyword is a constant the forward saw: protect.py
             kwargs = self.protected.constant_keywords(kwargs)
         if known is not None:
             args, kwargs = known.apply(values, kwargs)
             return known.rule, args, kwargs, inputs + (None,) * len(known.moved)
-        if key is None and holds_box(values):  # a lower level's boxes: keyed by their primals
+        if nested:  # keyed by their primals
             args, normalised, signature, config, cached = keyed(function, primals(values), kwargs)
             args = values + args[len(values):]  # (only keywords move; a box never comes by one)
         else:
@@ -266,14 +268,9 @@ class Tape:
         return rule, args, normalised, inputs
 
     def _lookup(self, function: Callable, signature, config: Configuration = ()) -> Any:
-        """A rule the cache did not have: the engine's own (buffer allocation, the write: see
-        `Writes.engine_rule`) before the adapters'."""
-        rule = self.writes.engine_rule(function, signature)
-        if rule is None:
-            with self.writes.building_rules():
-                return self.registry.lookup(function, signature, self.source, config)
-        self.rules[(function, signature)] = rule
-        return rule
+        """A rule the cache did not have, as rulebridge/rules/selection.py chooses it: the
+        engine's own (buffer allocation, the write: `Writes.engine_rule`) before the adapters'."""
+        return rule_for(self.registry, function, signature, self.source, config, self.writes)
 
     def record_output(self, rule, values, kwargs, inputs, out, residuals):
         """Record an op whose output `record` leaves: several outputs, one that carries

@@ -2,7 +2,7 @@
 
 Tangents live in a dict keyed by variable; a variable without one has a zero tangent, and an op
 none of whose inputs has a tangent is skipped (its outputs' tangents are zero). Each op's
-tangents come from its pushforward (choice.py) or its pullback transposed (transpose.py), and
+tangents come from its pushforward (rules/selection.py) or its pullback transposed (transpose.py), and
 are checked for their output's shape and dtype. Tangents are never written in place, so one may
 be shared by several variables (the copy's pushforward is the identity).
 
@@ -23,9 +23,10 @@ from ..engine.tape import Tape
 from ..engine.fallback import pullback_raised
 from ..errors import RuleContractError, RulebridgeError
 from ..rules.levels import Box, primal as innermost
+from ..rules.registry import REGISTRY
 from ..rules.rule import CallForward
+from ..rules.selection import pushforward
 from ..rules.signature import format_signature, is_differentiable
-from .choice import pushforward
 from .transpose import transposed
 
 _ndarray = np.ndarray
@@ -101,7 +102,7 @@ def _input_tangents(tangents: dict, args: tuple, inputs: tuple) -> tuple[tuple, 
 
 def _push(rule, residuals, args, kwargs, argnums, given, structure) -> Any:
     chosen, inner = rule.chosen(residuals)
-    jvp, why = pushforward(chosen, args, kwargs, argnums)
+    jvp, why = pushforward(REGISTRY, chosen, args, kwargs, argnums)
     outputs = None
     if jvp is not None:
         try:

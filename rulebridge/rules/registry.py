@@ -2,23 +2,23 @@
 
 One `Registry` per process (`REGISTRY`). The hot path reads only `Registry.cache(source)`, a plain
 dict keyed by `(function, signature[, configuration])` (rules/keys.py); the rest runs once per new
-key. A rule is used where a status verifies it, else as `set_chooser`'s chooser decides.
+key. Which rule a key gets is rules/selection.py's, which reads the registry's state kept here.
 """
 
 from __future__ import annotations
 
 import threading
-import warnings
 from typing import Callable, Iterable
 
+from . import selection
 from .adapter import Adapter, AdapterInfo, discover
-from ..errors import AdapterError, AdapterWarning, Declined, NoRuleError
-from .keys import NO_CONFIGURATION, Configuration, format_key
-from .missing import NO_ADAPTER_HINT, missing_rule, no_rule_message
+from ..errors import AdapterError, NoRuleError
+from .keys import NO_CONFIGURATION, Configuration
+from .missing import NO_ADAPTER_HINT
 from .rule import Rule, function_name
 from .imported import ImportedRules
 from .shipped import ShippedStatus
-from .signature import Signature, format_signature
+from .signature import Signature
 
 class Registry(ShippedStatus, ImportedRules):
     def __init__(self) -> None:
@@ -166,23 +166,10 @@ class Registry(ShippedStatus, ImportedRules):
 
     def lookup(self, function: Callable, signature: Signature, source: str | None = None,
                config: Configuration = NO_CONFIGURATION) -> Rule:
-        """The rule to use at the key (function, signature, configuration), cached. When no
-        adapter has one, a *missing rule* (`rule.missing`): its forward returns outputs that
-        cannot carry a gradient (comparisons, argmax, shapes) and raises the NoRuleError for
-        anything that could."""
-        cache = self.cache(source)
-        key = (function, signature, config) if config else (function, signature)
-        rule = cache.get(key)
-        if rule is None:
-            try:
-                rule = self._resolve(function, signature, source, config)
-            except NoRuleError as exc:
-                rule = missing_rule(function, signature, exc.message)
-            for hook in self._resolve_hooks:
-                rule = hook(rule)
-            # Threads that raced to resolve the same key all get the first rule stored.
-            rule = cache.setdefault(key, rule)
-        return rule
+        """The rule to use at the key (function, signature, configuration), cached, as
+        rules/selection.py chooses it (`rule_for`); a *missing rule* (`rule.missing`) when no
+        adapter has one."""
+        return selection.rule_for(self, function, signature, source, config)
 
     def set_chooser(self, chooser: Callable[[list[Rule], str], Rule] | None) -> None:
         """`chooser(candidates, key text)`: the rule to use where no status verifies any of the
@@ -236,122 +223,13 @@ class Registry(ShippedStatus, ImportedRules):
                   config: Configuration = NO_CONFIGURATION) -> Rule:
         """The rule trusting would use at the key, uncached and unchecked (what `check_rule`
         and the matrix check)."""
-        return self._resolve(function, signature, source, config, trusting=True)
-
-    def _resolve(self, function: Callable, signature: Signature, source: str | None,
-                 config: Configuration = NO_CONFIGURATION, trusting: bool | None = None) -> Rule:
-        trusting = self.trusting if trusting is None else trusting
-        text = format_key(signature, config)
-        if self._status_loaders:
-            self._load_status()
-        names = (source,) if source is not None else self._only.get(function) or self.order(
-            function)
-        built: list[Rule] = []
-        refusals: list[str] = []
-        here: set[str] = set()  # sources whose status was decided in this process
-        for name in names:
-            rule, refusal, problem = self._build(function, signature, name, text)
-            if problem is not None:
-                if source is not None:
-                    raise problem
-                # asked among all adapters: report the broken one, keep the others working
-                warnings.warn(f"{problem}", AdapterWarning, stacklevel=2)
-            if rule is None:
-                refusals.append(f"{name}: {refusal}")
-                continue
-            if self._status.get((self.subject(rule.function), rule.source, text)) is not None:
-                here.add(name)
-            if rule.status == "pass" and (rule.name, text) not in self._seconds:
-                return rule  # nothing ranks above the first verified rule in preference order
-            built.append(rule)
-        # Never a rule that fails at this key, or raised at a user's inputs in this process; one
-        # that raised at the matrix's inputs is checked at the user's. Trusting: as it is.
-        checked = self._checked.get((self.subject(built[0].function if built else function),
-                                     text), {})
-        if trusting:
-            usable = [r for r in built if source is not None or r.status != "fail"]
-        else:
-            usable = [r for r in built
-                      if r.status != "fail" and checked.get(r.source) not in ("fail", "error")]
-        usable.sort(key=self._ranking(function))
-        if usable:
-            first = usable[0]
-            if (first.status == "pass" or trusting or self._chooser is None
-                    or (function, first.source) in self._trusted):
-                return first
-            return self._chooser(usable, text)
-        for rule in built:
-            what = ("failed the finite-difference check against NumPy" if rule.status == "fail"
-                    else "raised or broke the rule contract in its check")
-            where = ("at a call's inputs earlier in this process"
-                     if rule.source in checked or rule.source in here
-                     else "in the shipped compatibility matrix (compat_matrix.md)")
-            refusals.append(f"{rule.source}: its rule {what} at this key, {where}; not used. "
-                            "(source=... names another source; rulebridge.trust() uses "
-                            "unverified rules unchecked, at your own risk)")
-        raise NoRuleError(no_rule_message(self, function, signature, names, refusals, text,
-                                          config if source is not None else None))
-
-    def _build(self, function: Callable, signature: Signature, name: str,
-               text: str) -> tuple[Rule | None, str, AdapterError | None]:
-        """`(rule, refusal, problem)`: source `name`'s rule at the key with its status (shipped,
-        or decided in this process), else why it has none, and the error of a broken adapter."""
-        try:
-            adapter = self.adapter(name)
-        except AdapterError as exc:
-            return None, f"unavailable ({exc})", None
-        builder = self._imports.get(function, {}).get(name)
-        try:
-            with self._lock:
-                rule = (builder(signature) if builder is not None
-                        else adapter.build_rule(function, signature))
-        except Declined as exc:
-            return None, f"{exc}", None
-        except Exception as exc:
-            problem = AdapterError(f"the rulebridge adapter {name!r} raised while building a "
-                                   f"rule for {function_name(function)}{text}: "
-                                   f"{type(exc).__name__}: {exc}")
-            problem.__cause__ = exc
-            return None, f"broken ({problem})", problem
-        if not isinstance(rule, Rule):
-            problem = AdapterError(f"the rulebridge adapter {name!r} returned "
-                                   f"{type(rule).__name__} for {function_name(function)}{text}, "
-                                   "not a rulebridge.Rule")
-            return None, f"broken ({problem})", problem
-        for hook in self._build_hooks:
-            rule = hook(rule)
-        shipped = self.shipped_status(rule.name, name, text, imported=builder is not None)
-        decided = self._status.get((self.subject(rule.function), rule.source, text))
-        rule.status = decided or shipped or rule.status
-        return rule, "", None
+        return selection.resolve(self, function, signature, source, config, trusting=True)
 
     def verdicts(self, function: Callable, signature: Signature,
                  config: Configuration = NO_CONFIGURATION) -> list[tuple[str, Rule | None, str]]:
-        """`(source, rule, refusal)` for every installed source at the key, in preference order:
-        each source's rule with the status `_resolve` goes by, or why it has none (what
-        `rulebridge.lookup` reports)."""
-        text = format_key(signature, config)
-        if self._status_loaders:
-            self._load_status()
-        found = []
-        for name in self.order(function):
-            rule, refusal, _ = self._build(function, signature, name, text)
-            found.append((str(name), rule, refusal))
-        return found
-
-    def _ranking(self, function: Callable) -> Callable[[Rule], tuple]:
-        """Verified, then unverified, then rules that raised in their check; within a tier the
-        sources `prefer(function, ...)` names, then the faster measured pullback (unmeasured
-        counts as slowest). Failed rules never get here."""
-        pinned = self._per_function.get(function, ())
-
-        def rank(rule: Rule) -> tuple:
-            tier = 0 if rule.status == "pass" else 2 if rule.status == "error" else 1
-            pin = pinned.index(rule.source) if rule.source in pinned else len(pinned)
-            seconds = self._seconds.get((rule.name, format_signature(rule.signature)), {})
-            return tier, pin, seconds.get(rule.source, float("inf"))
-
-        return rank
+        """`(source, rule, refusal)` for every installed source at the key, in preference order
+        (rules/selection.py `candidates`: what `rulebridge.lookup` reports)."""
+        return selection.candidates(self, function, signature, config)
 
     def rules(self) -> list[Rule]:
         seen: dict[int, Rule] = {}

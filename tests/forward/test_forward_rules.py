@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
-from rulebridge.forward import choice
+from rulebridge.rules import selection as choice
 from rulebridge.forward.transpose import MAX_PULLBACKS, transposed
 
 X = np.random.default_rng(1).standard_normal(6)

@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..rules.signature import is_differentiable
+from .signature import is_differentiable
 
 
 def traced_argnums(args: tuple, traced: Sequence[int] | None) -> tuple[int, ...] | None:
