@@ -186,10 +186,11 @@ class Run:
         (`seal` on entry). Every op recorded after such a write read memory its history does
         not explain. One copy and one comparison per argument per call, never per op."""
         effects = self.tape.effects
-        if effects is not None:
-            effects.begin_forward()  # undo the recorded writes, last first
+        # undo the recorded writes, last first, each checking it finds what it left
+        overwritten = None if effects is None else effects.undo_checking()
         try:
-            changed = [(name, leaf) for name, leaf, copy in entry if not same(leaf, copy)]
+            changed = [(name, leaf) for name, leaf, copy in entry if not same(leaf, copy)
+                       or (overwritten is not None and np.may_share_memory(leaf, overwritten))]
         finally:
             if effects is not None:
                 effects.end_sweep()  # and redo them: the caller sees NumPy's result

@@ -163,3 +163,17 @@ def test_an_alias_written_and_restored_to_the_same_bytes_is_not_refused():
         return s
 
     np.testing.assert_allclose(rb.grad(f)(a), np.cos(X), rtol=1e-12)
+
+
+def test_an_alias_write_over_the_programs_own_write_is_refused():
+    """Undoing the program's write would restore that position and hide the alias's write: each
+    recorded write into the argument checks that it still finds what it left."""
+    a = X.copy()
+
+    def f(x):
+        x[0] = 2.0 * x[1]  # recorded: x'[0] = 2 x1
+        a[0] *= 1.5  # the memory now holds 3 x1, which no recorded op explains
+        return np.sum(x ** 2)
+
+    with pytest.raises(rb.MutationError, match="argument 0"):
+        rb.grad(f)(a)
