@@ -96,6 +96,7 @@ class Run:
         if tape.protected.views:  # plain arguments that alias a traced one are passed read-only
             boxed = [_shielded(tape, a, f"positional argument {i}") for i, a in enumerate(boxed)]
             kwargs = {k: _shielded(tape, v, f"keyword argument {k!r}") for k, v in kwargs.items()}
+        entry = self.seal()  # the traced arguments' bytes on entry (`check_unseen_writes`)
         try:
             with following(tape):  # np.zeros(n) in f's code: a buffer the tape follows
                 self.result = f(*boxed, **kwargs)
@@ -104,6 +105,8 @@ class Run:
             raise
         finally:
             tape.close()
+        if entry:
+            self.check_unseen_writes(entry)
 
     def split_aux(self, own: bool = False) -> Any:
         """For has_aux=True: `f` returned `(output, aux)`; keep the output, return aux's
@@ -175,6 +178,38 @@ class Run:
                 if var is not None and type(leaf) is _ndarray:
                     sealed.append((name, leaf, frozen_copy(leaf)))
         return sealed
+
+    def check_unseen_writes(self, entry: list) -> None:
+        """Raise MutationError naming each traced argument whose memory was written during the
+        call through a name the tape never saw (a global, a closure's array, a view made before
+        the call): its bytes, with the program's recorded writes undone, are not `entry`'s
+        (`seal` on entry). Every op recorded after such a write read memory its history does
+        not explain. One copy and one comparison per argument per call, never per op."""
+        effects = self.tape.effects
+        # undo the recorded writes, last first, each checking it finds what it left
+        overwritten = None if effects is None else effects.undo_checking()
+        try:
+            changed = [(name, leaf) for name, leaf, copy in entry if not same(leaf, copy)
+                       or (overwritten is not None and np.may_share_memory(leaf, overwritten))]
+        finally:
+            if effects is not None:
+                effects.end_sweep()  # and redo them: the caller sees NumPy's result
+        if changed:
+            name, leaf = changed[0]
+            raise MutationError(
+                f"{name_of(self.f)} changed {', '.join(n for n, _ in changed)} "
+                f"({describe(leaf)}), which is being differentiated, by a write through another "
+                "name while it ran: a global, a closure's or a list's array, or a view made "
+                "before the call, that holds the same memory. The tape records writes through "
+                "the argument it passed in, not through names it never saw, so the gradient "
+                "would be wrong.",
+                fix="x[i] = v  # write through the argument f receives, not through a global or "
+                    "closure alias of the caller's array; or read the alias's values from a copy "
+                    "(alias = x.copy())",
+                details="The check compares the argument's bytes at the end of the call, with "
+                        "the program's own recorded writes undone, against a copy made on entry; "
+                        "a write undone to the same bytes before the call returns is not seen "
+                        "and changes nothing an op read after it.")
 
     def check_sealed(self, sealed: list, when: str) -> None:
         """Raise MutationError naming each sealed argument whose bytes changed."""

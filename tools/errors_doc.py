@@ -127,10 +127,14 @@ EXAMPLES = [
             "no shipped status verifies, and no source's rule passed its check at the call's "
             "inputs: each failed, raised or broke the contract (the message gives each result). "
             "No wrong number is returned. It is also a NoRuleError. Where the check could not "
-            "decide at the inputs (a kink, a tie, a value that is not finite, a derivative "
-            "that does not exist there) or a rule raised at them, the message says the rules "
-            "'could not be checked at these inputs': that call is refused, nothing is kept for "
-            "the key, and the next call's inputs are checked again.",
+            "decide at the inputs (a kink, a tie, a derivative that does not exist there, "
+            "finite inputs where NumPy's value is not finite, log at 0) or a rule raised at "
+            "them, the message says the rules 'could not be checked at these inputs': that call "
+            "is refused, nothing is kept for the key, and the next call's inputs are checked "
+            "again. Inputs holding NaN or inf are checked at finite stand-ins (each such entry "
+            "replaced by the median of its argument's finite entries): a rule that passes there "
+            "is used at the real inputs, so NaN propagates as NumPy's function propagates it; "
+            "one that fails there is refused.",
             "Call the function in a configuration a source supports (compat_matrix.md), at "
             "inputs inside its smooth domain, prefer or install another source, or report the "
             "rule; `rulebridge.trust()` uses unverified rules unchecked."),
@@ -160,6 +164,24 @@ EXAMPLES = [
             "first, or pass a copy).",
             "Write through the array you read afterwards, or build the result functionally "
             "(np.where, np.concatenate)."),
+    Example(rb.MutationError,
+            "a = np.array([0.3, 0.7])\n"
+            "def f(x):\n"
+            "    y = np.sin(x)\n"
+            "    a[0] = 5.0  # the argument's memory, written through the caller's name\n"
+            "    return np.sum(y * x)\n"
+            "rb.grad(f)(a)",
+            "The differentiated function wrote into the memory of an argument being "
+            "differentiated through a name the tape never saw: a global or closure array that "
+            "is the caller's argument, a list holding it from an earlier call, a view made "
+            "before the call. Every op after that write read memory its recorded history does "
+            "not explain. rulebridge compares each traced argument's bytes when the function "
+            "returns (its own recorded writes undone) with a copy made on entry, and refuses, "
+            "naming the argument.",
+            "Write through the argument the function receives (`x[0] = 5.0`), or keep a copy "
+            "in the global (`a = x.copy()`). Reading such an alias is fine: it is a constant, "
+            "as in autograd and JAX.",
+            title="a write through a global or closure alias"),
     Example(rb.ReplayError,
             "def f(x):\n"
             "    if np.sum(x) > 0:\n"
@@ -226,15 +248,17 @@ EXAMPLES = [
             "answer.",
             "Report it to that adapter's authors, or uninstall it."),
     Example(rb.UncheckedRuleWarning,
-            "x = np.array([np.nan, 0.5]).reshape(1, 1, 1, 1, 1, 1, 1, 2)  # a rank no matrix "
+            "x = np.array([1e8, 0.5]).reshape(1, 1, 1, 1, 1, 1, 1, 2)  # a rank no matrix "
             "row covers\n"
-            "rb.grad(lambda v: np.sum(np.tanh(v)), source='autograd')(x)",
+            "rb.grad(lambda v: np.sum(np.sin(v)), source='autograd')(x)",
             "A rule no shipped status verifies at this key was to be checked against finite "
-            "differences at the call's inputs, but they cannot decide there (NaN or inf among "
-            "the inputs or in NumPy's value, or two step sizes that disagree). The rule is used "
-            "unverified for this call only: nothing is recorded about the key, and the next "
+            "differences at the call's inputs, but they cannot decide there: two step sizes "
+            "disagree and a ladder of steps cannot bound the error (sin at 1e8). The rule is "
+            "used unverified for this call only: nothing is recorded about the key, and the next "
             "call's inputs are checked again (after three undecided calls, the rule is used "
-            "unverified from then on). The gradient is the rule's, not a checked one.",
+            "unverified from then on). The gradient is the rule's, not a checked one. Inputs "
+            "holding NaN or inf never come here (they are checked at finite stand-ins), nor "
+            "finite inputs where NumPy's value is not finite (refused).",
             "Call the function first at inputs where it is finite and smooth, which checks the "
             "rule there; or turn the warning into an error to refuse such calls: "
             "`warnings.simplefilter('error', rulebridge.UncheckedRuleWarning)`."),

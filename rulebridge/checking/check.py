@@ -28,8 +28,8 @@ from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable
 from ..rules.arguments import differentiable_argnums
 from .fd import (_pair, _random_like, at_a_kink, directional, flat_outputs, phase_fixed,
                  phase_free, widen)
-from .refine import decide_again, undecided_why
-from .result import AT_A_KINK, RAISED, CheckResult
+from .refine import all_finite, decide_again, undecided_why
+from .result import AT_A_KINK, AT_A_POLE, NOT_FINITE_INPUTS, RAISED, CheckResult
 
 # (rtol, atol) by the lowest precision involved. float32 rules compute in float32, so their
 # cotangents carry ~1e-7 relative rounding amplified by the conditioning of the function.
@@ -204,9 +204,8 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
     if not selected or not argnums:
         return None  # nothing differentiable flows: the primal is all there is to check
     for k in selected:
-        if not np.all(np.isfinite(outputs[k])):
-            raise _Verdict("inconclusive", "NumPy's value is not finite at these inputs, so "
-                                           "finite differences cannot decide")
+        if not np.all(np.isfinite(outputs[k])):  # no verdict: refused, or tried at stand-ins
+            raise _Verdict("inconclusive", AT_A_POLE if all_finite(args) else NOT_FINITE_INPUTS)
     wide_args = widen(args)
     worst = 0.0
     first_cts = None

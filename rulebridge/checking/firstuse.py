@@ -20,6 +20,14 @@ or a rule raised at them (a shape or value it does not handle), that candidate i
 for this call only: when no candidate passes, the call is refused with `UnverifiedRuleError`,
 and the next call's inputs are checked again. One awkward input never decides the key.
 
+Inputs that hold NaN or inf are no verdict either, and never a reason to use a rule unverified:
+the candidate is checked again at finite stand-ins of the traced inputs (each NaN or inf entry
+replaced by the median of its argument's finite entries: refine.py `finite_stand_in`), where a
+pass or a fail is the key's verdict as at any finite inputs. A rule that passed there is used at
+the real inputs, so NaN propagates as the rule's arithmetic propagates it (NumPy's own function
+gives NaN there, and the derivative is undefined); otherwise the call is refused. Finite inputs
+where NumPy's value is not finite (log at 0) have no derivative: refused, as at a kink.
+
 `trust()` turns this off: unverified rules are used unchecked, as the user asked.
 """
 
@@ -32,9 +40,10 @@ from ..errors import (ImportRuleError, UncheckedRuleWarning, UnverifiedRuleError
 from ..rules.levels import holds_box, primals
 from ..rules.registry import REGISTRY, Registry
 from ..rules.rule import Rule
-from ..rules.arguments import traced_argnums, with_traced
+from ..rules.arguments import differentiable_argnums, traced_argnums, with_traced
 from .check import NUMPY_RAISED, check_call
-from .result import RAISED, REFUSED_HERE, CheckResult
+from .refine import finite_stand_in
+from .result import NOT_FINITE_INPUTS, RAISED, REFUSED_HERE, CheckResult
 from .wrapping import Policy, Wrapped, wrap
 
 ATTEMPTS = 3  # checks of a key that finite differences cannot decide before it is settled
@@ -93,6 +102,8 @@ class FirstUse(Policy):
                 continue
             try:
                 result = check_call(rule, args, kwargs, argnums=mask)
+                if result.status == "inconclusive" and result.reason == NOT_FINITE_INPUTS:
+                    result = _at_finite_stand_ins(rule, args, kwargs, mask, result)
             except ImportRuleError as exc:  # an import's own verification refused it here
                 refused.append(exc)
                 result = CheckResult(rule.name, rule.source, key, "error", None, 0.0, 0, 0,
@@ -106,6 +117,7 @@ class FirstUse(Policy):
             if result.settled:  # a conclusive verdict about the key, not these inputs
                 self.registry.record_check(rule.function, rule.source, key, result.status)
             elif (result.status == "inconclusive" and result.reason not in REFUSED_HERE
+                  and result.reason != NOT_FINITE_INPUTS
                   and undecided is None):  # finite differences undecided, not a kink or edge
                 undecided = (rule, result)
         if undecided is not None:  # used unverified here; the next inputs are checked again
@@ -122,9 +134,9 @@ class FirstUse(Policy):
         return rule
 
     def _unverified(self, wrapped: Wrapped, mask, key: str, rule: Rule, result) -> Rule:
-        """`rule` used at inputs where finite differences cannot decide (NaN or inf among them,
-        steps that disagree): nothing is recorded about the key; after `ATTEMPTS` such calls it
-        is used unverified from then on."""
+        """`rule` used at finite inputs where finite differences cannot decide (steps that
+        disagree): nothing is recorded about the key; after `ATTEMPTS` such calls it is used
+        unverified from then on. (Inputs that are not finite never come here.)"""
         attempts = self.attempts.get(mask, 0) + 1
         settled = attempts >= ATTEMPTS
         self.chosen[mask], wrapped.status = rule, "inconclusive"
@@ -138,6 +150,19 @@ class FirstUse(Policy):
             details="Or call it first at inputs where the function is finite and smooth, which "
                     "checks the rule there."), UncheckedRuleWarning)
         return rule
+
+
+def _at_finite_stand_ins(rule: Rule, args: tuple, kwargs, mask, result: CheckResult):
+    """The check of `rule` where the traced inputs held NaN or inf (`result`, no verdict), made
+    again at finite stand-ins of them (refine.py `finite_stand_in`): a pass or a fail there is a
+    verdict about the key, as a check at any finite inputs is; otherwise `result` stands and the
+    call is refused. A rule is never used unverified because its inputs were not finite."""
+    argnums = mask if mask is not None else differentiable_argnums(args)
+    stand_in = finite_stand_in(args, argnums)
+    if stand_in is None:  # only constants are not finite: nothing to stand in for
+        return result
+    again = check_call(rule, stand_in, kwargs, argnums=mask)
+    return again if again.settled else result
 
 
 def choose(candidates: list[Rule], key: str, registry: Registry = REGISTRY) -> Rule:

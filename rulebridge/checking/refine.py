@@ -26,12 +26,11 @@ import numpy as np
 
 from ..rules.signature import is_differentiable
 from .fd import _moved, _pair, flat_outputs
-from .result import AT_AN_EDGE
+from .result import AT_AN_EDGE, NOT_FINITE_INPUTS
 
 FIRST_STEP = 0.1  # relative to each element, along the scaled direction
 STEPS = 10  # halvings: down to about 2e-4 relative
 SAFE = 2.0  # stop once the error grows this much past the best (rounding took over)
-FD_NOT_FINITE = "finite differences of NumPy's function are not finite at these inputs"
 STEPS_DISAGREE = ("finite differences with steps h and h/2 disagree beyond the tolerance, and "
                   "a ladder of steps scaled to each element cannot bound its error within it: "
                   "the function is not smooth enough at these inputs to decide")
@@ -93,22 +92,52 @@ def undecided_why(rhs: float, coarse: float, scale: float, rtol: float,
     """Why the check's two estimates `rhs` (step h/2) and `coarse` (step h) cannot decide, as
     `(reason, measured)`; None when they can. Estimates that are not finite at finite inputs mean
     an input at the edge of the domain or an infinite derivative (`AT_AN_EDGE`: refused, as at a
-    kink); at inputs that are not finite themselves, NaN or inf propagating (`FD_NOT_FINITE`)."""
+    kink); at inputs that are not finite themselves, NaN or inf propagating (`NOT_FINITE_INPUTS`)."""
     if not (np.isfinite(rhs) and np.isfinite(coarse)):
-        return (FD_NOT_FINITE if not _all_finite(args) else AT_AN_EDGE), ""
+        return (NOT_FINITE_INPUTS if not all_finite(args) else AT_AN_EDGE), ""
     if abs(rhs - coarse) > rtol * scale:
         return STEPS_DISAGREE, f"relative {abs(rhs - coarse) / scale:.1e} > {rtol:.0e}"
     return None
 
 
-def _all_finite(args) -> bool:
+def all_finite(args) -> bool:
+    """Is every differentiable value in `args` (one list or tuple deep too) finite?"""
     for a in args:
         if type(a) in (list, tuple):
-            if not _all_finite(a):
+            if not all_finite(a):
                 return False
         elif is_differentiable(a) and not np.all(np.isfinite(a)):
             return False
     return True
+
+
+def finite_stand_in(args: tuple, argnums: Sequence[int]) -> tuple | None:
+    """`args` with each NaN or inf entry of the arguments `argnums` replaced by a finite value:
+    the median of that argument's finite entries (so the stand-in stays where the argument's
+    values are, inside the function's domain as far as they are), else 0.5. None when nothing
+    is replaced. A check there is a check of the key: the same function, signature and
+    configuration, at finite values of the traced arguments (constants keep theirs)."""
+    out, replaced = list(args), False
+    for i in argnums:
+        value = _finite(args[i])
+        replaced = replaced or value is not args[i]
+        out[i] = value
+    return tuple(out) if replaced else None
+
+
+def _finite(x):
+    if type(x) in (list, tuple):
+        items = [_finite(a) for a in x]
+        return type(x)(items) if any(a is not b for a, b in zip(items, x)) else x
+    if not is_differentiable(x) or np.all(np.isfinite(x)):
+        return x
+    a = np.array(x, copy=True)
+    parts = (a.real, a.imag) if a.dtype.kind == "c" else (a,)
+    for part in parts:
+        bad = ~np.isfinite(part)
+        good = part[~bad]
+        part[bad] = np.median(good) if good.size else 0.5
+    return a if isinstance(x, np.ndarray) else a[()] if isinstance(x, np.generic) else type(x)(a)
 
 
 def decide_again(function: Callable, args: tuple, kwargs: dict, argnums: Sequence[int],

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TracingError
+from ..errors import RulebridgeError, TracingError
 from ..rules.levels import Box, primal
 from .constants import constant_value, export
 from .decisions import ASKED
@@ -208,7 +208,11 @@ def _binary(function, reflected=False):
     if reflected:
         def op(self, other):
             if type(other) in _DIRECT_OPERANDS:
-                out = self._tape.record(function, (other, self), NO_KWARGS)
+                try:
+                    out = self._tape.record(function, (other, self), NO_KWARGS)
+                except RulebridgeError:
+                    _as_python_raises(arithmetic, other, self)
+                    raise
             else:
                 out = function(other, self)
             if type(self._value) is _ndarray or type(out) is not Traced:
@@ -217,13 +221,29 @@ def _binary(function, reflected=False):
     else:
         def op(self, other):
             if type(other) in _DIRECT_OPERANDS:
-                out = self._tape.record(function, (self, other), NO_KWARGS)
+                try:
+                    out = self._tape.record(function, (self, other), NO_KWARGS)
+                except RulebridgeError:
+                    _as_python_raises(arithmetic, self, other)
+                    raise
             else:
                 out = function(self, other)
             if type(self._value) is _ndarray or type(out) is not Traced:
                 return out
             return _as_plain_arithmetic_gives(out, arithmetic, self, other)
     return op
+
+
+def _as_python_raises(arithmetic, a, b) -> None:
+    """Where the program's own arithmetic on plain numbers raises (`x / 0.0` on floats:
+    ZeroDivisionError), raise that, as the untraced program does, rather than the rule's
+    refusal at those inputs that the recorded ufunc met first."""
+    a = a._value if type(a) is Traced else a
+    b = b._value if type(b) is Traced else b
+    if type(a) in _PYTHON_NUMBERS and type(b) in _PYTHON_NUMBERS:
+        value = arithmetic(a, b)  # ZeroDivisionError, OverflowError: Python's own
+        if type(value) is complex and type(a) is not complex and type(b) is not complex:
+            raise _not_followed(arithmetic, (a, b), value, float)
 
 
 def _unary(function):
@@ -277,15 +297,18 @@ def _as_plain_arithmetic_gives(out, arithmetic, a, b=_UNARY):
     ufunc_value = out._value
     expected = type(ufunc_value.item()) if python else type(ufunc_value)
     if type(value) is not expected:  # Python's `(-8.0) ** 0.5` is complex; the ufunc's is nan
-        raise TracingError(
-            f"operator.{arithmetic.__name__}{operands!r} is a {type(value).__name__} in "
-            f"plain Python but a {expected.__name__} from the ufunc whose rule was recorded, so "
-            "the traced program cannot follow it. Pass the input as a NumPy scalar or array of "
-            "the dtype you want (np.complex128(x) for a complex result): NumPy's arithmetic "
-            "keeps its dtype.")
+        raise _not_followed(arithmetic, operands, value, expected)
     out._value = value
     out._tape.arithmetic[out._var] = arithmetic  # a recorded program computes it so too (jit)
     return out
+
+
+def _not_followed(arithmetic, operands: tuple, value, expected: type) -> TracingError:
+    return TracingError(
+        f"operator.{arithmetic.__name__}{operands!r} is a {type(value).__name__} in plain "
+        f"Python but a {expected.__name__} from the ufunc whose rule was recorded, so the traced "
+        "program cannot follow it. Pass the input as a NumPy scalar or array of the dtype you "
+        "want (np.complex128(x) for a complex result): NumPy's arithmetic keeps its dtype.")
 
 
 # ndarray methods that are NumPy functions of the array.

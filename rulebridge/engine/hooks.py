@@ -52,6 +52,12 @@ class Effects:
     def end_sweep(self) -> None:
         """Redo every write the sweep undid, also after a pullback raised."""
 
+    def undo_checking(self) -> Any:
+        """Undo every write as `begin_forward` does; the memory a write into a traced argument
+        no longer finds as it left it (something the tape never saw wrote it), else None."""
+        self.begin_forward()
+        return None
+
     def begin_forward(self) -> None:
         """Before a forward sweep (rulebridge/forward): undo every write, last first, so that
         each op's pushforward sees the memory its forward saw; the forward sweep redoes each

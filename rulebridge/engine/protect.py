@@ -93,11 +93,30 @@ class CallersArrays:
                     return copy
             elif same(array, copy):
                 return copy
-        copy = frozen_copy(array)
+        copy = self._same_region(array) if array.base is not None else None
+        if copy is None:
+            copy = frozen_copy(array)
         small = (copy.tobytes(), copy.shape) if copy.nbytes <= _SMALL_BYTES else None
         copies = self.copies
         copies[id(array)] = (copies.reference(array), copy, small)
         copies[id(copy)] = (copies.reference(copy), None, None)
+        return copy
+
+    def _same_region(self, array: np.ndarray) -> np.ndarray | None:
+        """The copy made for an earlier view of the same memory (`C[:n]` in a loop is a new
+        array each time) while it holds the same bytes: one copy, not one per iteration.
+        Only large views are remembered, weakly (a copy no op holds is freed)."""
+        if array.nbytes < _REGION_BYTES:
+            return None
+        region = (array.__array_interface__["data"][0], array.shape, array.strides,
+                  array.dtype.str)
+        regions = self.copies.regions
+        reference = regions.get(region)
+        copy = None if reference is None else reference()
+        if copy is not None and same(array, copy):
+            return copy
+        copy = frozen_copy(array)
+        regions[region] = weakref.ref(copy)
         return copy
 
     def constants_in(self, value: Any, depth: int = 0) -> Any:
@@ -195,9 +214,14 @@ class CallersArrays:
 
 
 class _Copies(dict):
-    """`CallersArrays.copies`: entries that leave when their array is freed."""
+    """`CallersArrays.copies`: entries that leave when their array is freed; `regions`, the
+    copies of large views by the memory they were made from."""
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("__weakref__", "regions")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.regions: dict = {}  # (address, shape, strides, dtype) -> weak reference to a copy
 
     def reference(self, array: np.ndarray) -> weakref.ref:
         return weakref.ref(array, functools.partial(_forget, weakref.ref(self), id(array)))
@@ -240,6 +264,7 @@ def _compact_index(array: np.ndarray) -> tuple:
 
 
 _SMALL_BYTES = 4096
+_REGION_BYTES = 1 << 16  # shedding.py's LARGE_BYTES: below it a copy per view costs little
 
 
 def same(array: np.ndarray, copy: np.ndarray) -> bool:

@@ -8,6 +8,8 @@ and cache misses on each call (benchmarks/suite.py's kron rows).
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .op import UNARY
@@ -24,7 +26,7 @@ def shed_large_values(tape) -> None:
     if tape.effects is not None or not tape.holds_large:
         return
     tape.holds_large = False  # once: a second call finds nothing left to shed
-    _shed(tape.entries, tape.shed_from, False)
+    _shed(tape, tape.shed_from, False)
     tape.shed_from = len(tape.entries)
 
 
@@ -38,7 +40,7 @@ def large_output(tape) -> None:
     tape.holds_large = True
     if tape.sheds_as_recorded:
         tape.decisions.clear()  # never replayed, and they hold arguments
-        _shed(tape.entries, tape.shed_from, True)
+        _shed(tape, tape.shed_from, True)
         tape.shed_from = len(tape.entries)
 
 
@@ -47,14 +49,19 @@ def stop_shedding(tape) -> None:
     if tape.sheds_as_recorded:
         tape.sheds_as_recorded = False
         if tape.holds_large:
-            _shed(tape.entries, tape.shed_from, True)
+            _shed(tape, tape.shed_from, True)
         tape.shed_from = len(tape.entries)
 
 
-def _shed(entries: list, start: int, writes_may_follow: bool) -> None:
-    """Shed the ops `entries[start:]` (each once: `shed_from` says how far a tape got). While
-    writes may follow, an argument the op's output may be a view of stays: a write finds a
-    view's parent there (rulebridge/writes/views.py)."""
+def _shed(tape, start: int, writes_may_follow: bool) -> None:
+    """Shed the ops `tape.entries[start:]` (each once: `shed_from` says how far a tape got).
+
+    A large traced argument becomes a stand-in; a small one that is a view of a large array (a
+    row `x[i]` of a large temporary) a copy of its own, exact, so the op does not keep the whole
+    array alive. While writes may follow, an argument the op's output is a view of is where a
+    write through that view finds its parent (rulebridge/writes/views.py): it is kept by weak
+    reference (`shed_parent`), since a parent no one holds has no views left to write through."""
+    entries = tape.entries
     for index in range(start, len(entries)):
         rule, args, kwargs, inputs, outputs, structure, residuals = entries[index]
         if not _holds_large(rule, args, structure, residuals):
@@ -72,10 +79,39 @@ def _shed(entries: list, start: int, writes_may_follow: bool) -> None:
             compacted = rule.compacted(residuals, argnums)
             if compacted is not None:
                 residuals = compacted
-        args = tuple(_stand_in(value) if type(var) is int and _is_large(value)
-                     and not (writes_may_follow and _aliases(output, value)) else value
-                     for value, var in zip(args, inputs))
-        entries[index] = (rule, args, kwargs, inputs, outputs, structure, residuals)
+        shed = []
+        for value, var in zip(args, inputs):
+            if type(var) is not int or type(value) is not _ndarray:
+                shed.append(value)
+            elif writes_may_follow and _aliases(output, value):
+                if output is True or value.size < 2 or not (_is_large(value)
+                                                            or _views_large(value)):
+                    shed.append(value)  # not known what reads it
+                else:
+                    _parents(tape)[index] = weakref.ref(value)
+                    shed.append(_stand_in(value))
+            elif _is_large(value):
+                shed.append(_stand_in(value))
+            elif _views_large(value):
+                shed.append(frozen(value))
+            else:
+                shed.append(value)
+        entries[index] = (rule, tuple(shed), kwargs, inputs, outputs, structure, residuals)
+
+
+def shed_parent(tape, index: int, value):
+    """The argument `value` of the op `tape.entries[index]` as the op read it: itself, or the
+    array a stand-in took the place of while writes may follow (None once it was freed)."""
+    parents = tape.__dict__.get("shed_parents")
+    reference = None if parents is None else parents.get(index)
+    return value if reference is None else reference()
+
+
+def _parents(tape) -> dict:
+    parents = tape.__dict__.get("shed_parents")
+    if parents is None:
+        parents = tape.shed_parents = {}  # op index -> weak reference to a shed argument
+    return parents
 
 
 def _aliases(output, array: np.ndarray) -> bool:
@@ -89,18 +125,32 @@ def _aliases(output, array: np.ndarray) -> bool:
 def is_stand_in(value) -> bool:
     """Is `value` what `_stand_in` put in place of a large argument (or looks like it: the
     safe side, read as gone)?"""
-    return (type(value) is _ndarray and value.nbytes >= LARGE_BYTES and value.size > 1
-            and not any(value.strides) and not value.flags.writeable)
+    return (type(value) is _ndarray and value.size > 1 and not any(value.strides)
+            and not value.flags.writeable)
 
 
 def _is_large(x) -> bool:
     return type(x) is _ndarray and x.nbytes >= LARGE_BYTES
 
 
+def _views_large(x) -> bool:
+    """Is `x` a view of a large array (whose memory it keeps alive)?"""
+    base = x.base
+    return type(base) is _ndarray and base.nbytes >= LARGE_BYTES
+
+
+def frozen(x: np.ndarray) -> np.ndarray:
+    """A read-only copy of `x` that owns its memory."""
+    copy = x.copy()
+    copy.flags.writeable = False
+    return copy
+
+
 def _holds_large(rule, args: tuple, structure, residuals) -> bool:
-    """A large argument, or a large output (what an op in the `UNARY` form keeps in place of
-    residuals, or the output a CallForward's residuals hold)."""
-    if any(_is_large(value) for value in args):
+    """A large argument (or a view of a large array), or a large output (what an op in the
+    `UNARY` form keeps in place of residuals, or the output a CallForward's residuals hold)."""
+    if any(type(value) is _ndarray and (value.nbytes >= LARGE_BYTES or _views_large(value))
+           for value in args):
         return True
     if structure is UNARY:
         return _is_large(residuals)

@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from ..engine.hooks import Effect
+from ..engine.shedding import shed_parent
 from ..engine.tape import Tape
 from ..errors import MutationError
 from ..rules.levels import Box
@@ -122,7 +123,7 @@ class Aliases:
                 var = self.rebuilt[var]
                 continue
             view = VIEWS.get(op.rule.function)
-            parent = op.args[0]
+            parent = shed_parent(self.tape, i, op.args[0])  # (a stand-in once it was shed)
             if (view is None or type(op.inputs[0]) is not int or type(parent) is not _ndarray
                     or not view.accepts(op) or not _shares(array, parent)):
                 return None

@@ -59,7 +59,7 @@ class Write(Effect):
     `Effect`, the sweep undoes it when it gets no cotangent; its pullback undoes it otherwise."""
 
     __slots__ = ("target", "index", "saved", "restored", "full", "in_var", "out_var", "value",
-                 "state")
+                 "state", "written")
 
     def __init__(self, target, index, saved, full, in_var, out_var, value, state):
         self.target = target
@@ -71,6 +71,9 @@ class Write(Effect):
         self.out_var = out_var
         self.value = value  # the primal of the written value (for its cotangent's shape, dtype)
         self.state = state
+        # what a write into a traced argument's memory left there, for the check that nothing
+        # else wrote that memory (`MutationState.undo_checking`); None for other writes
+        self.written = None
 
     def swap(self) -> None:
         """Put the saved values back and keep the current ones: restores, and then redoes."""
@@ -230,6 +233,22 @@ class MutationState(Effects):
             if not op.residuals.restored:
                 op.residuals.swap()
 
+    def undo_checking(self):
+        """`begin_forward`'s undo, checking on the way that each write into a traced argument's
+        memory still finds there what it left (later recorded writes undone first): the memory
+        something else wrote since, else None. `end_sweep` redoes them."""
+        self.handed = {}
+        overwritten = None
+        for op in reversed(self.writes):
+            record = op.residuals
+            if not record.restored:
+                written = record.written
+                if written is not None and overwritten is None and \
+                        np.asarray(record.target[record.index]).tobytes() != written.tobytes():
+                    overwritten = record.target
+                record.swap()
+        return overwritten
+
     def end_sweep(self) -> None:
         """Redo the restored writes in forward order (also after a pullback raised), so the
         caller sees NumPy's final result and a pullback can run again."""
@@ -286,6 +305,8 @@ def setitem(box, index, value, what: str | None = None):
     memory[index] = value_primal if value_var is None else written  # NumPy's own write
     in_var = box._var
     out_var = state.record(Write, memory, index, saved, in_var, value_var, value_primal)
+    if memory is not target:  # a traced argument's memory (`_writable`): checked at the end
+        state.writes[-1].residuals.written = np.array(memory[index], copy=True)
     box._var = out_var
     if target.base is not None:  # a view, perhaps of a traced parent
         state.propagate(in_var, out_var, target)  # before logging: the parent is current so far

@@ -6,8 +6,9 @@ sections 3 to 5). Three generators, each a list of calls of one program, drawn w
   the singular values it cuts, geom's `k`), including imports whose equivalent is right at some
   values only;
 - `degenerate`: first calls at inputs where the derivative does not exist or a rule raises
-  (std of a constant vector, a norm at 0, xlogy at 0, lstsq on a square system), then good
-  ones, at keys whose verdicts are cleared first: the good calls must be answered;
+  (std of a constant vector, a norm at 0, xlogy at 0, lstsq on a square system), or that hold
+  NaN or inf (the gradient is NaN exactly there and the derivative elsewhere, or refused), then
+  good ones, at keys whose verdicts are cleared first: the good calls must be answered;
 - `dropins`: each rulebridge.scipy function of the catalogue with its non-differentiated array
   arguments as Python lists, and with each keyword of SciPy's signature a menu has a value for.
 
@@ -154,11 +155,44 @@ def _degenerate(kind: str, good: np.ndarray):
         rows = np.random.default_rng(int(1000 * good[0])).normal(size=(5, 3))
         square, tall = np.eye(3) + 0.1 * np.outer(good, good), rows + np.eye(5, 3) * good
         return f, f, square.astype(np.float32), tall.astype(np.float32)
+    if kind in NONFINITE_KINDS:  # an elementwise program at a key no shipped status covers
+        f = (lambda v: np.sum(np.sin(v) * v + np.tanh(v)))
+        bad = good.reshape(3, 1, 1, 1, 1).copy()
+        bad[good.argmax()] = {"nan first": np.nan, "inf first": np.inf}[kind]
+        return f, f, bad, good.reshape(3, 1, 1, 1, 1)
     raise ValueError(kind)
 
 
-DEGENERATE_KINDS = ("std ddof", "norm at 0", "xlogy at 0", "lstsq square then tall")
-_FUNCTIONS = ("numpy.std", "numpy.linalg.norm", "scipy.special.xlogy", "numpy.linalg.lstsq")
+def derivative(kind: str, x: np.ndarray) -> np.ndarray:
+    """The elementwise derivative of the NONFINITE_KINDS' program (NaN where x is not finite:
+    NumPy's sin and tanh of inf are NaN, so nothing is differentiable there)."""
+    with np.errstate(invalid="ignore"):
+        return np.cos(x) * x + np.sin(x) + 1.0 - np.tanh(x) ** 2
+
+
+def nonfinite_outcome(kind: str, f, x: np.ndarray) -> str:
+    """"pass" or "error:<class>" for a first call at inputs holding NaN or inf: the gradient is
+    NaN exactly where the input is not finite and the derivative elsewhere, or refused; raises
+    Mismatch for anything else (a finite number where the derivative is undefined above all)."""
+    try:
+        with np.errstate(invalid="ignore"):
+            g = rb.grad(f)(np.copy(x))
+    except rb.RulebridgeError as exc:
+        return "error:" + type(exc).__name__
+    finite = np.isfinite(x)
+    if not np.array_equal(np.isnan(g), ~finite):
+        raise Mismatch(f"{kind}: NaN at {np.isnan(g).ravel()}, inputs {x.ravel()}")
+    expected = derivative(kind, x)
+    if not np.allclose(g[finite], expected[finite], rtol=TOLERANCE, atol=1e-12):
+        raise Mismatch(f"{kind}: {g.ravel()} where the derivative is {expected.ravel()}")
+    return "pass"
+
+
+NONFINITE_KINDS = ("nan first", "inf first")
+DEGENERATE_KINDS = ("std ddof", "norm at 0", "xlogy at 0", "lstsq square then tall") + \
+    NONFINITE_KINDS
+_FUNCTIONS = ("numpy.std", "numpy.linalg.norm", "scipy.special.xlogy", "numpy.linalg.lstsq",
+              "numpy.sin", "numpy.tanh", "numpy.multiply", "numpy.add", "numpy.sum")
 
 
 def forget_verdicts() -> None:
@@ -290,7 +324,9 @@ def run(n: int) -> collections.Counter:
         forget_verdicts()
         f, reference, bad, fine = _degenerate(kind, good)
         for _ in range(repeats):
-            tally[f"degenerate first:{outcome(f, reference, bad)}"] += 1
+            first = (nonfinite_outcome(kind, f, bad) if kind in NONFINITE_KINDS
+                     else outcome(f, reference, bad))
+            tally[f"degenerate first:{first}"] += 1
         result = outcome(f, reference, fine)
         if result.startswith("error"):
             raise Mismatch(f"{kind}: a good call after {repeats} degenerate one(s) was "

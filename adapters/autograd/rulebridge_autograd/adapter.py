@@ -316,7 +316,17 @@ def _composite_rule(entry: Entry):
                                g[used[0]] if len(used) == 1 else tuple(g[k] for k in used))
         return _traced_vjp(wrapped, args, kwargs, argnums, g)
 
-    return _forward_of(entry.function), pullback
+    return rulebridge.CallForward(entry.function, compact=_without_output), pullback
+
+
+def _without_output(residuals, argnums):
+    """`CallForward.compact` of a composite: its pullback runs autograd's composition again on
+    the arguments and never reads the output, so a large output is not kept for it (a stand-in
+    of its shape and dtype is, for the pushforward's conversion)."""
+    out, args, kwargs = residuals
+    if type(out) is not _ndarray:
+        return residuals
+    return np.broadcast_to(np.zeros((), out.dtype), out.shape), args, kwargs
 
 
 def _used_outputs(program: Callable, used: list[int]) -> Callable:
