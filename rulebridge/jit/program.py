@@ -42,6 +42,7 @@ from ..engine.decisions import ASKED, same
 from ..engine.forwards import call_forward
 from ..engine.op import UNARY
 from ..rules.rule import CallForward, SparseCotangent, function_name
+from .compacting import compacted, compacting, large_arguments
 
 _ndarray = np.ndarray
 
@@ -118,8 +119,11 @@ class Program:
         self.arithmetic = dict(tape.arithmetic)
         self._names: dict[str, Any] = {"_acc": _accumulate, "_cf": call_forward, "_same": same,
                                        "_decided": _decided, "_Guard": GuardFailed,
-                                       "_ND": _ndarray}
+                                       "_ND": _ndarray, "_cmp": compacted}
         self._constants: dict[int, str] = {}
+        self._plan = self._reach()
+        self._compact = compacting(tape.entries, dict(self._plan))
+        self._shapes = large_arguments(tape.entries)
         lines: list[str] = [f"def {name}(inputs):"]
         body: list[str] = []
         if self.inputs:
@@ -163,6 +167,13 @@ class Program:
             return "[" + ", ".join(items) + "]"
         return "(" + "".join(item + ", " for item in items) + ")"
 
+    def _primal(self, var: int) -> str:
+        """What a cotangent of `var` is checked against: its value, or for a large array an
+        array of its shape and dtype that owns one element (compacting.py), so that the sweep
+        does not keep the value alive (a replay whose value differs in shape raises Mismatch)."""
+        stand_in = self._shapes.get(var)
+        return f"v{var}" if stand_in is None else self._constant(stand_in)
+
     # -- the forward pass ------------------------------------------------------------------------
 
     def _forward(self, body: list[str]) -> dict[int, Any]:
@@ -204,7 +215,11 @@ class Program:
         if structure is UNARY:
             (var,), (x,) = outputs, inputs
             body.append(f"v{var} = {self._call(rule, args, None, inputs)}")
-            return ("unary", var, x)
+            if position not in self._compact:
+                return ("unary", var, x)
+            body.append(f"q{position} = _cmp({self._name('r', rule)}, (v{var}, (v{x}, ), None), "
+                        f"{self._compact[position]!r})")
+            return ("general", f"q{position}")
         q = f"q{position}"
         if type(rule.forward) is CallForward:
             spelled = [self._argument(a, v) for a, v in zip(args, inputs)]
@@ -213,6 +228,9 @@ class Program:
             out = f"v{outputs[0]}" if structure is None else f"t{position}"
             body.append(f"{out} = {self._call(rule, args, kwargs, inputs)}")
             body.append(f"{q} = ({out}, {arguments}, {keywords})")
+            if position in self._compact:
+                body.append(f"{q} = _cmp({self._name('r', rule)}, {q}, "
+                            f"{self._compact[position]!r})")
         else:
             out = f"v{outputs[0]}" if structure is None else f"t{position}"
             body.append(f"{out}, {q} = {self._call(rule, args, kwargs, inputs)}")
@@ -256,11 +274,12 @@ class Program:
                 active.update(v for v in entry[4] if v is not None)
         return active
 
-    def _backward(self, residuals: dict[int, Any]) -> list[str]:
+    def _reach(self) -> list[tuple[int, tuple]]:
+        """The ops a cotangent reaches from a seeded output, walking back over the variables
+        that depend on a wanted input, last first: (position, the arguments it is asked for)."""
         active = self._active()
-        # The ops a cotangent reaches from a seeded output, walking back over active variables.
-        seeded = [v for v in dict.fromkeys(self.seeded) if v in active]
-        reached = set(seeded)
+        seeded = self._seeded = [v for v in dict.fromkeys(self.seeded) if v in active]
+        reached = self._reached = set(seeded)
         ops = []
         for position in range(len(self.entries) - 1, -1, -1):
             entry = self.entries[position]
@@ -271,7 +290,11 @@ class Program:
                     ops.append((position, argnums))
                     reached.update(u for i in argnums for u in _variables(entry[3][i])
                                    if u in active)
-        targets = sorted(reached | set(self.wanted))
+        return ops
+
+    def _backward(self, residuals: dict[int, Any]) -> list[str]:
+        seeded, ops = self._seeded, self._plan
+        targets = sorted(self._reached | set(self.wanted))
         lines = [f"g{v} = s.get({v})" for v in seeded]
         rest = [v for v in targets if v not in set(seeded)]
         if rest:
@@ -304,13 +327,13 @@ class Program:
                 if first:
                     return [f"if g{var} is not None:", f"    g{x} = {vjp}(v{var}, v{x})(g{var})"]
                 return [f"if g{var} is not None:",
-                        f"    g{x} = _acc(g{x}, {vjp}(v{var}, v{x})(g{var}), v{x})"]
+                        f"    g{x} = _acc(g{x}, {vjp}(v{var}, v{x})(g{var}), {self._primal(x)})"]
             residual = f"(v{var}, (v{x},), None)"
             g = f"g{var}"
             present = f"g{var} is not None"
         else:
             residual = how[1]
-            if structure is None:
+            if structure is None or structure is UNARY:  # (UNARY: compacted, compacting.py)
                 g = f"g{outputs[0]}"
                 present = f"{g} is not None"
             else:
@@ -323,7 +346,7 @@ class Program:
             var = inputs[i]
             if type(var) is int:
                 self._contributed.add(var)
-                lines.append(f"    g{var} = _acc(g{var}, c[{k}], v{var})")
+                lines.append(f"    g{var} = _acc(g{var}, c[{k}], {self._primal(var)})")
             else:  # a list or tuple argument: one cotangent per item
                 lines.append(f"    s{position} = c[{k}]")
                 lines.append(f"    if s{position} is not None:")
@@ -331,7 +354,7 @@ class Program:
                     if item is not None:
                         self._contributed.add(item)
                         lines.append(f"        g{item} = _acc(g{item}, s{position}[{j}], "
-                                     f"v{item})")
+                                     f"{self._primal(item)})")
         return lines
 
 
