@@ -295,13 +295,19 @@ class Program:
     def _backward(self, residuals: dict[int, Any]) -> list[str]:
         seeded, ops = self._seeded, self._plan
         targets = sorted(self._reached | set(self.wanted))
+        chained = self._chained(residuals)
+        passed = {residuals[ops[j - 1][0]][2] for j in chained}  # in the local `g` only
         lines = [f"g{v} = s.get({v})" for v in seeded]
-        rest = [v for v in targets if v not in set(seeded)]
+        rest = [v for v in targets if v not in set(seeded) and v not in passed]
         if rest:
             lines.append(" = ".join(f"g{v}" for v in rest) + " = None")
         keep = set(self.wanted)
         self._contributed: set[int] = set()  # variables some emitted pullback adds into
-        for position, argnums in ops:
+        for j, (position, argnums) in enumerate(ops):
+            if j in chained or j + 1 in chained:
+                lines += self._link(position, residuals[position], j in chained,
+                                    j + 1 in chained)
+                continue
             lines += self._pullback(position, argnums, residuals[position])
             # A cotangent is read by its own op's pullback only: let it go, as the eager
             # sweep's pop does (live cotangents also defeat NumPy's cache of small buffers).
@@ -309,6 +315,45 @@ class Program:
             if done:
                 lines.append(" = ".join(done) + " = None")
         lines.append("return {" + ", ".join(f"{v}: g{v}" for v in self.wanted) + "}")
+        return lines
+
+    def _chained(self, residuals: dict[int, Any]) -> set[int]:
+        """The indices j of the emitted ops (`_plan`) that take their output's cotangent
+        straight from op j - 1: both `y = f(x)` ops with a `unary_vjp`, op j - 1's x is op j's
+        output, and no other op, seed or result reads or adds into it. A run of them is one
+        block under one `is not None` test, its cotangents passed in one local `g` (each let
+        go as the next is made): per op, a test and a store fewer than `_pullback`'s form."""
+        ops = self._plan
+        counts: dict[int, int] = {}
+        for position, argnums in ops:
+            for i in argnums:
+                for u in _variables(self.entries[position][3][i]):
+                    counts[u] = counts.get(u, 0) + 1
+        closed = set(self._seeded) | set(self.wanted)
+        unary = [residuals[p][0] == "unary" and self.entries[p][0].unary_vjp is not None
+                 for p, _ in ops]
+        return {j for j in range(1, len(ops)) if unary[j - 1] and unary[j]
+                and residuals[ops[j - 1][0]][2] == residuals[ops[j][0]][1]
+                and counts[residuals[ops[j - 1][0]][2]] == 1
+                and residuals[ops[j - 1][0]][2] not in closed}
+
+    def _link(self, position: int, how: tuple, after: bool, before: bool) -> list[str]:
+        """One op of a run `_chained` found: `after`, it reads the run's local `g`; `before`,
+        it writes it (else its first op tests and lets go of its output's cotangent, its last
+        adds into its argument's)."""
+        _, var, x = how
+        vjp = self._name("u", self.entries[position][0].unary_vjp)
+        call = f"{vjp}(v{var}, v{x})({'g' if after else f'g{var}'})"
+        lines = [] if after else [f"if g{var} is not None:"]
+        if before:
+            lines.append(f"    g = {call}")
+        elif x not in self._contributed:
+            lines += [f"    g{x} = {call}", "    g = None"]
+        else:
+            lines += [f"    g{x} = _acc(g{x}, {call}, {self._primal(x)})", "    g = None"]
+        self._contributed.add(x)
+        if not after:
+            lines.append(f"    g{var} = None")
         return lines
 
     def _pullback(self, position: int, argnums: tuple, how: Any) -> list[str]:
