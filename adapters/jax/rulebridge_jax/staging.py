@@ -145,12 +145,16 @@ class JaxProgram:
             outputs, extras, derivative = self.compiled(inputs)
         self.calls += 1
         for (d, kind), value in zip(self.dynamic, extras):
-            outcome = self.decisions[d].outcome
-            answer = _plain(value) if kind == "value" else _ASKED[kind](np.asarray(value))
-            if not _same(answer, outcome):
+            if not self.decided(d, kind, value):
                 raise GuardFailed(d)
         values = [_as_recorded(v, t, dtype) for v, (t, dtype) in zip(outputs, self.types)]
         return values, self._backward(derivative)
+
+    def decided(self, d: int, kind: str, value: Any) -> bool:
+        """Does a staged value (one of `core`'s extras, for `self.dynamic`'s entry (d, kind))
+        decide decision d as the recorded program did?"""
+        answer = _plain(value) if kind == "value" else _ASKED[kind](np.asarray(value))
+        return _same(answer, self.decisions[d].outcome)
 
     def _backward(self, derivative) -> Callable:
         leaves = {var: self.leaves[self.inputs.index(var)] for var in self.wanted}
