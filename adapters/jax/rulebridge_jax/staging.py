@@ -15,9 +15,12 @@ The result is built as the NumPy back end builds it (`Variant.replay`: structure
 caller's ownership), from the staged values converted to NumPy with the recorded types and
 dtypes; a dtype that differs (float64 computed as float32) runs the eager call instead. Every
 trace and call is inside `jax.enable_x64(True)`, as the adapter's pullbacks are, so float64
-stays float64 without the user's global configuration. Values agree with the eager call to
-about 1e-12 relative, not to the bit: XLA's kernels are not NumPy's. The first replay of each
-program is compared with the eager call at `RTOL` (jitted.py's check for randomness).
+stays float64 without the user's global configuration. Complex inputs are staged too: JAX's
+gradient of a real function of complex values is rulebridge's (df/dx - i df/dy, the convention
+autograd shares), and a callback op's pullback is a rulebridge rule's, in that convention
+(tests/jit/test_jit_jax_complex.py compares them with the eager call). Values agree with the eager
+call to about 1e-12 relative, not to the bit: XLA's kernels are not NumPy's. The first replay
+of each program is compared with the eager call at `RTOL` (jitted.py's check for randomness).
 
 The program is staged at a variant's first replay (the variant keeps no values of its trace),
 so that replay pays the lowering and XLA's compile. `jax_function(jitted, *args)` hands out the staged program as a JAX function (jax.vmap,
@@ -70,12 +73,6 @@ class JaxProgram:
         self.seeded = list(program.seeded) if spec.kind != "plain" else []
         self.kind = spec.kind
         self.decisions = list(program.decisions)
-        for leaf in leaves:
-            if np.iscomplexobj(leaf):
-                raise rulebridge.JitError(
-                    "rulebridge.jit(backend=\"jax\") does not stage complex inputs: JAX's and "
-                    "rulebridge's conventions for complex gradients are not checked to agree.",
-                    fix='rulebridge.jit(f, backend="numpy")')
         self.leaves = [(type(leaf), np.result_type(leaf), np.shape(leaf)) for leaf in leaves]
         self.lowered = Lowered(program, leaves)
         values, _ = program.run(leaves)  # the recorded types of the outputs
