@@ -203,12 +203,45 @@ def hessian_and_jacobian(b, source):
     b.staged(j, 2)
 
 
+def hvp_and_a_gradient_step_inside_a_loss(b, source):
+    """Nested transformations: the program holds the inner derivative's ops (the JAX back end
+    stages them as they were recorded)."""
+    def f(x):
+        return np.sum(np.sin(x) * x ** 2)
+
+    def meta(w):
+        inner = rb.grad(lambda w: np.sum(np.tanh(w) ** 2), source="autograd")(w)
+        return np.sum((w - 0.1 * inner) ** 2)
+
+    def inside(x):  # a gradient inside the jitted function, which no transformation wraps
+        return np.sum(rb.grad(f, source="autograd")(x) ** 2)
+
+    hvp = b.jit(rb.hvp(f, source="autograd"))
+    outer = b.jit(rb.grad(meta, source="autograd"))
+    plain = b.jit(inside)
+    rng = np.random.default_rng(10)
+    for _ in range(3):
+        x, v = rng.normal(size=3), rng.normal(size=3)
+        b.same(hvp(x, v), rb.hvp(f, source="autograd")(x, v))
+        b.same(outer(x), rb.grad(meta, source="autograd")(x))
+        b.same(plain(x), inside(x))
+    assert hvp.replays == 2 and outer.replays == 2  # recorded once: the vector is an input
+    for jitted in (hvp, outer, plain):
+        assert jitted.eager_calls == 0
+        b.staged(jitted, 2)
+    # hvp is linear in v: its gradient with respect to v (v traced) is H u
+    x, u = np.array([0.3, 0.5, 0.7]), np.array([1.0, -2.0, 0.5])
+    dv = rb.grad(lambda v: np.sum(rb.hvp(f, source="autograd")(x, v) * u))(np.ones(3))
+    np.testing.assert_allclose(dv, rb.hessian(f)(x) @ u, rtol=1e-12)
+
+
 PROGRAMS = [*(_transforms(kind) for kind in KINDS), value_and_grad_with_data_arguments_and_aux,
             dict_parameters_and_argnums_tuple, writes_into_buffers_made_inside,
             a_flipped_branch_records_the_other_path, a_loop_count_taken_from_a_traced_value,
             a_mask_from_the_values_is_a_guard,
             a_closure_constant_changed_in_place_is_recorded_again,
-            randomness_drawn_inside_is_refused, hessian_and_jacobian]
+            randomness_drawn_inside_is_refused, hessian_and_jacobian,
+            hvp_and_a_gradient_step_inside_a_loss]
 # Programs whose eager reference the NumPy back end's tests take from every source.
 BY_SOURCE = {"grad_of_the_chain", "value_and_grad_of_the_chain", "hessian_of_the_chain",
              "value_and_grad_with_data_arguments_and_aux", "hessian_and_jacobian"}
