@@ -74,6 +74,7 @@ class JaxProgram:
         self.kind = spec.kind
         self.decisions = list(program.decisions)
         self.leaves = [(type(leaf), np.result_type(leaf), np.shape(leaf)) for leaf in leaves]
+        self.eps = _least_precise(leaves, program.entries)
         self.lowered = Lowered(program, leaves)
         values, _ = program.run(leaves)  # the recorded types of the outputs
         self.types = [(type(v), np.result_type(v)) for v in values]
@@ -169,11 +170,31 @@ class JaxProgram:
             cts = {}
             for w, row in zip(self.wanted, rows):
                 t, dtype, shape = leaves[w]
-                row = np.asarray(row).reshape((-1,) + shape)[hot[0]]
+                row = np.asarray(row).reshape((seed.size,) + shape)[hot[0]]  # (size 0 too)
                 cts[w] = _as_recorded(row, t, dtype)
             return cts
 
         return backward
+
+
+def _least_precise(leaves: list, entries: list) -> float:
+    """The largest epsilon of a float or complex dtype among the program's inputs and the
+    arrays, scalars and dtypes its ops were called with (`x.astype(np.float32)`): a float64
+    result may carry float32 intermediates, each XLA's and not NumPy's."""
+    eps = 0.0
+    values = list(leaves) + [a for entry in entries for a in entry[1]]
+    values += [v for entry in entries if entry[2] for v in dict(entry[2]).values()]
+    for value in values:
+        if isinstance(value, (np.ndarray, np.generic)):
+            dtype = value.dtype
+        elif isinstance(value, np.dtype) or (isinstance(value, type)
+                                             and issubclass(value, np.inexact)):
+            dtype = np.dtype(value)
+        else:
+            continue
+        if dtype.kind in "fc":
+            eps = max(eps, float(np.finfo(dtype).eps))
+    return eps
 
 
 def _plain(value: Any) -> Any:
@@ -220,9 +241,10 @@ class StagedVariant:
             _LAST[jitted] = self
         return result
 
-    @staticmethod
-    def difference(a: Any, b: Any) -> str | None:
-        """Where a staged result differs from the eager one by more than RTOL, or None."""
+    def difference(self, a: Any, b: Any) -> str | None:
+        """Where a staged result differs from the eager one by more than RTOL (or 1e3 ulps of
+        the least precise float dtype the program computes in), or None."""
+        eps = self.program.eps if self.program is not None else 0.0
         from rulebridge.tree import tree_flatten
 
         la, sa = tree_flatten(a)
@@ -236,7 +258,8 @@ class StagedVariant:
             if isinstance(y, (np.ndarray, np.generic, float, complex)):
                 scale = np.max(np.abs(y), initial=0.0)
                 dtype = np.result_type(y)
-                rtol = max(RTOL, 1e3 * np.finfo(dtype).eps) if dtype.kind in "fc" else RTOL
+                rtol = max(RTOL, 1e3 * np.finfo(dtype).eps, 1e3 * eps) \
+                    if dtype.kind in "fc" else RTOL
                 if not np.allclose(x, y, rtol=rtol, atol=rtol * scale, equal_nan=True):
                     return f"leaf {n}"
             elif x != y:
