@@ -49,3 +49,15 @@ def test_a_float64_result_of_float32_intermediates():
         want = rb.value_and_grad(f)(x * (1 + k))
         assert_near((value, grad), want, rtol=1e3 * np.finfo(np.float32).eps)
     assert staged_calls(g) == 2 and g.eager_calls == 0, g.last_fallback
+
+
+def test_a_python_number_argument_is_float64_beside_float32_constants():
+    c = np.array([0.5, 1.5], dtype=np.float32)
+
+    def f(x):
+        return np.sum(np.log1p(np.square(x)) * c)  # NumPy: float64 (x is boxed as float64)
+
+    g = rb.jit(rb.value_and_grad(f), backend="jax")
+    for x in (0.3, 0.7, -1.2):
+        assert_close(g(x), rb.value_and_grad(f)(x))
+    assert staged_calls(g) == 2 and g.eager_calls == 0, g.last_fallback
