@@ -61,3 +61,20 @@ def test_a_python_number_argument_is_float64_beside_float32_constants():
     for x in (0.3, 0.7, -1.2):
         assert_close(g(x), rb.value_and_grad(f)(x))
     assert staged_calls(g) == 2 and g.eager_calls == 0, g.last_fallback
+
+
+@pytest.mark.parametrize("x, c", [
+    (0.5, np.float32(2.0)), (0.5, np.array([2.0, 3.0], dtype=np.float32)),
+    (np.float32(0.5), np.array([2, 3])), (np.array([0.5, 1.0], dtype=np.float32), np.int32(2)),
+    (np.array([0.5, 1.0], dtype=np.float32), np.array([2, 3]))])
+def test_numpys_promotion_not_jaxs(x, c):
+    """A Python number times float32 is float32 in both; float32 times int64 is float64 in
+    NumPy and float32 in JAX: each staged op has the dtype NumPy gave it."""
+    def f(x):
+        return np.sum(x * c) + np.sum(np.square(x) * c)
+
+    g = rb.jit(rb.value_and_grad(f), backend="jax")
+    for k in range(3):
+        assert_near(g(x * (1 + k)), rb.value_and_grad(f)(x * (1 + k)),
+                    rtol=1e3 * np.finfo(np.float32).eps)
+    assert staged_calls(g) == 2 and g.eager_calls == 0, g.last_fallback

@@ -86,10 +86,6 @@ class JaxProgram:
     # -- the staged function ---------------------------------------------------------------------
 
     def forward(self, values) -> tuple:
-        # A Python number is NumPy's float64 (complex128) in the traced program, where JAX
-        # would take it as weakly typed (a float32 operand would then make float32).
-        values = [jax.lax.convert_element_type(v, dtype) if t is float or t is complex else v
-                  for v, (t, dtype, _) in zip(values, self.leaves)]
         env = self.lowered(values)
         outputs = tuple(env[v] for v in self.outputs)
         seeded = tuple(env[v] for v in self.seeded)
