@@ -45,6 +45,11 @@ def compacting(entries: list, plan: dict) -> dict[int, tuple]:
             if not (_large(residuals) or _large(args[0])):
                 continue
             residuals = (residuals, args, None)
+        elif type(residuals) is not tuple or len(residuals) != 3:
+            # compacted already, as the tape recorded it (a tape only a sweep reads, as a
+            # jacobian's, sheds while it records): the program's forward compacts it too
+            chosen[position] = argnums
+            continue
         elif not (any(_large(a) for a in args) or _large(residuals[0])):
             continue
         try:
