@@ -202,7 +202,10 @@ EXAMPLES = [
             "replay would repeat the same draw), changes state outside itself, writes into an "
             "argument in place, or its first replay was not its own result to the bit (it "
             "computes with something no guard sees: a generator made inside without a seed, "
-            "the clock). docs/jit.md lists each hazard.",
+            "the clock). With the JAX back end: a program it cannot stage (the calls then "
+            "run eagerly), or a value that takes another path than the JAX function "
+            "`rulebridge_jax.jax_function` handed out holds (raised on the host, inside JAX's "
+            "error of the call). docs/jit.md lists each hazard.",
             "Pass what changes between calls in as an argument (the noise, the time); copy an "
             "argument before writing into it; or call the function unjitted."),
     Example(rb.NoDerivativeError,

@@ -42,6 +42,7 @@ from ..engine.decisions import ASKED, same
 from ..engine.forwards import call_forward
 from ..engine.op import UNARY
 from ..rules.rule import CallForward, SparseCotangent, function_name
+from .compacting import compacted, compacting, large_arguments
 
 _ndarray = np.ndarray
 
@@ -118,8 +119,11 @@ class Program:
         self.arithmetic = dict(tape.arithmetic)
         self._names: dict[str, Any] = {"_acc": _accumulate, "_cf": call_forward, "_same": same,
                                        "_decided": _decided, "_Guard": GuardFailed,
-                                       "_ND": _ndarray}
+                                       "_ND": _ndarray, "_cmp": compacted}
         self._constants: dict[int, str] = {}
+        self._plan = self._reach()
+        self._compact = compacting(tape.entries, dict(self._plan))
+        self._shapes = large_arguments(tape.entries)
         lines: list[str] = [f"def {name}(inputs):"]
         body: list[str] = []
         if self.inputs:
@@ -163,6 +167,13 @@ class Program:
             return "[" + ", ".join(items) + "]"
         return "(" + "".join(item + ", " for item in items) + ")"
 
+    def _primal(self, var: int) -> str:
+        """What a cotangent of `var` is checked against: its value, or for a large array an
+        array of its shape and dtype that owns one element (compacting.py), so that the sweep
+        does not keep the value alive (a replay whose value differs in shape raises Mismatch)."""
+        stand_in = self._shapes.get(var)
+        return f"v{var}" if stand_in is None else self._constant(stand_in)
+
     # -- the forward pass ------------------------------------------------------------------------
 
     def _forward(self, body: list[str]) -> dict[int, Any]:
@@ -204,7 +215,11 @@ class Program:
         if structure is UNARY:
             (var,), (x,) = outputs, inputs
             body.append(f"v{var} = {self._call(rule, args, None, inputs)}")
-            return ("unary", var, x)
+            if position not in self._compact:
+                return ("unary", var, x)
+            body.append(f"q{position} = _cmp({self._name('r', rule)}, (v{var}, (v{x}, ), None), "
+                        f"{self._compact[position]!r})")
+            return ("general", f"q{position}")
         q = f"q{position}"
         if type(rule.forward) is CallForward:
             spelled = [self._argument(a, v) for a, v in zip(args, inputs)]
@@ -213,6 +228,9 @@ class Program:
             out = f"v{outputs[0]}" if structure is None else f"t{position}"
             body.append(f"{out} = {self._call(rule, args, kwargs, inputs)}")
             body.append(f"{q} = ({out}, {arguments}, {keywords})")
+            if position in self._compact:
+                body.append(f"{q} = _cmp({self._name('r', rule)}, {q}, "
+                            f"{self._compact[position]!r})")
         else:
             out = f"v{outputs[0]}" if structure is None else f"t{position}"
             body.append(f"{out}, {q} = {self._call(rule, args, kwargs, inputs)}")
@@ -256,11 +274,12 @@ class Program:
                 active.update(v for v in entry[4] if v is not None)
         return active
 
-    def _backward(self, residuals: dict[int, Any]) -> list[str]:
+    def _reach(self) -> list[tuple[int, tuple]]:
+        """The ops a cotangent reaches from a seeded output, walking back over the variables
+        that depend on a wanted input, last first: (position, the arguments it is asked for)."""
         active = self._active()
-        # The ops a cotangent reaches from a seeded output, walking back over active variables.
-        seeded = [v for v in dict.fromkeys(self.seeded) if v in active]
-        reached = set(seeded)
+        seeded = self._seeded = [v for v in dict.fromkeys(self.seeded) if v in active]
+        reached = self._reached = set(seeded)
         ops = []
         for position in range(len(self.entries) - 1, -1, -1):
             entry = self.entries[position]
@@ -271,14 +290,24 @@ class Program:
                     ops.append((position, argnums))
                     reached.update(u for i in argnums for u in _variables(entry[3][i])
                                    if u in active)
-        targets = sorted(reached | set(self.wanted))
+        return ops
+
+    def _backward(self, residuals: dict[int, Any]) -> list[str]:
+        seeded, ops = self._seeded, self._plan
+        targets = sorted(self._reached | set(self.wanted))
+        chained = self._chained(residuals)
+        passed = {residuals[ops[j - 1][0]][2] for j in chained}  # in the local `g` only
         lines = [f"g{v} = s.get({v})" for v in seeded]
-        rest = [v for v in targets if v not in set(seeded)]
+        rest = [v for v in targets if v not in set(seeded) and v not in passed]
         if rest:
             lines.append(" = ".join(f"g{v}" for v in rest) + " = None")
         keep = set(self.wanted)
         self._contributed: set[int] = set()  # variables some emitted pullback adds into
-        for position, argnums in ops:
+        for j, (position, argnums) in enumerate(ops):
+            if j in chained or j + 1 in chained:
+                lines += self._link(position, residuals[position], j in chained,
+                                    j + 1 in chained)
+                continue
             lines += self._pullback(position, argnums, residuals[position])
             # A cotangent is read by its own op's pullback only: let it go, as the eager
             # sweep's pop does (live cotangents also defeat NumPy's cache of small buffers).
@@ -286,6 +315,45 @@ class Program:
             if done:
                 lines.append(" = ".join(done) + " = None")
         lines.append("return {" + ", ".join(f"{v}: g{v}" for v in self.wanted) + "}")
+        return lines
+
+    def _chained(self, residuals: dict[int, Any]) -> set[int]:
+        """The indices j of the emitted ops (`_plan`) that take their output's cotangent
+        straight from op j - 1: both `y = f(x)` ops with a `unary_vjp`, op j - 1's x is op j's
+        output, and no other op, seed or result reads or adds into it. A run of them is one
+        block under one `is not None` test, its cotangents passed in one local `g` (each let
+        go as the next is made): per op, a test and a store fewer than `_pullback`'s form."""
+        ops = self._plan
+        counts: dict[int, int] = {}
+        for position, argnums in ops:
+            for i in argnums:
+                for u in _variables(self.entries[position][3][i]):
+                    counts[u] = counts.get(u, 0) + 1
+        closed = set(self._seeded) | set(self.wanted)
+        unary = [residuals[p][0] == "unary" and self.entries[p][0].unary_vjp is not None
+                 for p, _ in ops]
+        return {j for j in range(1, len(ops)) if unary[j - 1] and unary[j]
+                and residuals[ops[j - 1][0]][2] == residuals[ops[j][0]][1]
+                and counts[residuals[ops[j - 1][0]][2]] == 1
+                and residuals[ops[j - 1][0]][2] not in closed}
+
+    def _link(self, position: int, how: tuple, after: bool, before: bool) -> list[str]:
+        """One op of a run `_chained` found: `after`, it reads the run's local `g`; `before`,
+        it writes it (else its first op tests and lets go of its output's cotangent, its last
+        adds into its argument's)."""
+        _, var, x = how
+        vjp = self._name("u", self.entries[position][0].unary_vjp)
+        call = f"{vjp}(v{var}, v{x})({'g' if after else f'g{var}'})"
+        lines = [] if after else [f"if g{var} is not None:"]
+        if before:
+            lines.append(f"    g = {call}")
+        elif x not in self._contributed:
+            lines += [f"    g{x} = {call}", "    g = None"]
+        else:
+            lines += [f"    g{x} = _acc(g{x}, {call}, {self._primal(x)})", "    g = None"]
+        self._contributed.add(x)
+        if not after:
+            lines.append(f"    g{var} = None")
         return lines
 
     def _pullback(self, position: int, argnums: tuple, how: Any) -> list[str]:
@@ -304,13 +372,13 @@ class Program:
                 if first:
                     return [f"if g{var} is not None:", f"    g{x} = {vjp}(v{var}, v{x})(g{var})"]
                 return [f"if g{var} is not None:",
-                        f"    g{x} = _acc(g{x}, {vjp}(v{var}, v{x})(g{var}), v{x})"]
+                        f"    g{x} = _acc(g{x}, {vjp}(v{var}, v{x})(g{var}), {self._primal(x)})"]
             residual = f"(v{var}, (v{x},), None)"
             g = f"g{var}"
             present = f"g{var} is not None"
         else:
             residual = how[1]
-            if structure is None:
+            if structure is None or structure is UNARY:  # (UNARY: compacted, compacting.py)
                 g = f"g{outputs[0]}"
                 present = f"{g} is not None"
             else:
@@ -323,7 +391,7 @@ class Program:
             var = inputs[i]
             if type(var) is int:
                 self._contributed.add(var)
-                lines.append(f"    g{var} = _acc(g{var}, c[{k}], v{var})")
+                lines.append(f"    g{var} = _acc(g{var}, c[{k}], {self._primal(var)})")
             else:  # a list or tuple argument: one cotangent per item
                 lines.append(f"    s{position} = c[{k}]")
                 lines.append(f"    if s{position} is not None:")
@@ -331,7 +399,7 @@ class Program:
                     if item is not None:
                         self._contributed.add(item)
                         lines.append(f"        g{item} = _acc(g{item}, s{position}[{j}], "
-                                     f"v{item})")
+                                     f"{self._primal(item)})")
         return lines
 
 

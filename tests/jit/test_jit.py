@@ -14,6 +14,7 @@ import scipy.optimize
 import rulebridge as rb
 from rulebridge.errors import JitError, UsageError
 from rulebridge.tree import tree_flatten
+from tests.support.jit_programs import Backend, cases, chain, inputs  # noqa: F401 (others import them)
 
 SOURCES = [None, "autograd", "jax"]
 
@@ -32,105 +33,12 @@ def assert_same(a, b):
             assert x == y or (x != x and y != y)
 
 
-def inputs(n, seed=0, shape=(5,)):
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=shape) for _ in range(n)]
+NUMPY = Backend("numpy", assert_same)
 
 
-def chain(x):
-    y = x
-    for _ in range(4):
-        y = np.tanh(np.sin(y) * 1.5) + 0.1 * y
-    return np.sum(y ** 2)
-
-
-@pytest.mark.parametrize("source", SOURCES)
-def test_grad_replays_are_the_eager_gradient_on_new_inputs(source):
-    g = rb.jit(rb.grad(chain, source=source))
-    for x in inputs(4):
-        assert_same(g(x), rb.grad(chain, source=source)(x))
-    assert g.traces == 2 and g.replays == 3  # one trace, and one more to check the first replay
-
-
-@pytest.mark.parametrize("source", SOURCES)
-def test_value_and_grad_with_data_arguments_and_aux(source):
-    def loss(w, X, y):
-        r = np.tanh(X @ w) - y
-        return np.mean(r ** 2), {"residual": r, "n": len(y)}
-
-    step = rb.jit(rb.value_and_grad(loss, has_aux=True, source=source))
-    rng = np.random.default_rng(1)
-    w = rng.normal(size=3)
-    for _ in range(3):
-        X, y = rng.normal(size=(6, 3)), rng.normal(size=6)  # new data: new inputs, same program
-        assert_same(step(w, X, y), rb.value_and_grad(loss, has_aux=True, source=source)(w, X, y))
-    assert step.n_variants == 1
-
-
-def test_dict_parameters_and_argnums_tuple():
-    def loss(params, scale, x):
-        h = np.tanh(x @ params["W"] + params["b"])
-        return np.sum(h ** 2) * scale
-
-    g = rb.jit(rb.grad(loss, argnums=(0, 1)))
-    rng = np.random.default_rng(2)
-    x = rng.normal(size=(4, 3))
-    for k in range(3):
-        params = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
-        assert_same(g(params, 0.5 + k, x), rb.grad(loss, argnums=(0, 1))(params, 0.5 + k, x))
-
-
-def test_writes_into_buffers_made_inside():
-    def f(x):
-        out = np.zeros(len(x) + 1)
-        for i in range(len(x)):
-            out[i + 1] = out[i] + np.sin(x[i])
-        view = out[1:]
-        view *= x
-        out[0] = np.cos(x[0])
-        return np.sum(out ** 2)
-
-    g = rb.jit(rb.value_and_grad(f))
-    for x in inputs(3, seed=3):
-        assert_same(g(x), rb.value_and_grad(f)(x))
-    assert g.traces == 2
-
-
-def test_a_flipped_branch_records_the_other_path():
-    def f(x):
-        if np.sum(x) > 0:
-            return np.sum(np.sin(x))
-        return np.sum(np.cos(x) ** 2)
-
-    g = rb.jit(rb.grad(f))
-    x = np.array([0.5, 1.0, 0.2])
-    for point in (x, 2 * x, -x, -3 * x, x):
-        assert_same(g(point), rb.grad(f)(point))
-    assert g.n_variants == 2
-
-
-def test_a_loop_count_taken_from_a_traced_value():
-    def f(x):
-        y = x
-        for _ in range(len(x[x > 0.5]) + int(np.argmax(x))):  # decided by traced values
-            y = np.sin(y) + x
-        return np.sum(y)
-
-    g = rb.jit(rb.grad(f))
-    for first in (0.1, 0.2, 0.9, 1.5, 0.15):
-        x = np.array([first, 0.3, 0.7])
-        assert_same(g(x), rb.grad(f)(x))
-    assert g.n_variants == 2  # three sums, two loop counts: one program per count
-
-
-def test_a_mask_from_the_values_is_a_guard():
-    def f(x):
-        return np.sum(x[x > 0] ** 3)
-
-    g = rb.jit(rb.grad(f))
-    for x in (np.array([1.0, -2.0, 3.0]), np.array([2.0, -1.0, 1.0]),
-              np.array([-1.0, 2.0, 3.0])):
-        assert_same(g(x), rb.grad(f)(x))
+@pytest.mark.parametrize("program, source", cases(SOURCES))
+def test_the_shared_programs_replay_as_the_eager_call(program, source):
+    program(NUMPY, source)  # tests/support/jit_programs.py; tests/jit/test_jit_jax.py runs them staged
 
 
 def test_a_new_shape_is_a_new_key():
@@ -139,20 +47,6 @@ def test_a_new_shape_is_a_new_key():
         x = np.linspace(0.1, 1, n)
         assert_same(g(x), rb.grad(chain)(x))
     assert len(g.variants) == 2
-
-
-def test_a_closure_constant_changed_in_place_is_recorded_again():
-    c = np.array([1.0, 2.0, 3.0])
-
-    def f(x):
-        return np.sum(np.sin(x * c))
-
-    g = rb.jit(rb.grad(f))
-    x = np.array([0.1, 0.2, 0.3])
-    g(x), g(x)
-    c[1] = -5.0  # the program read c: a replay with the old copy would be stale
-    assert_same(g(x), rb.grad(f)(x))
-    assert g.retraced and "closure variable 'c'" in g.retraced[-1]
 
 
 def test_a_plain_computation_on_a_closure_array_is_seen():
@@ -204,22 +98,6 @@ def test_state_of_an_object_the_function_holds():
     g(x), g(x)
     model.weights["w"] = np.array([-1.0, 0.5])  # rebound inside a dict inside the object
     assert_same(g(x), rb.grad(model)(x))
-
-
-def test_randomness_drawn_inside_is_refused():
-    with pytest.raises(JitError, match="draws random numbers"):
-        rb.jit(rb.grad(lambda a: np.sum(a * np.random.normal(size=3))))(np.ones(3))
-    rng = np.random.default_rng(0)
-    with pytest.raises(JitError, match="draws random numbers"):
-        rb.jit(rb.grad(lambda a: np.sum(a * rng.normal(size=3))))(np.ones(3))
-
-    def fresh(a):  # a generator made inside without a seed: only the first replay can tell
-        return np.sum(a * np.random.default_rng().normal(size=3))
-
-    g = rb.jit(rb.grad(fresh))
-    g(np.ones(3))
-    with pytest.raises(JitError, match="another result"):
-        g(np.ones(3) * 2)
 
 
 def test_a_seeded_generator_made_inside_replays():
@@ -274,18 +152,6 @@ def test_integer_array_arguments_are_part_of_the_key():
     logits = rng.normal(size=(4, 3))
     for labels in (np.array([0, 1, 2, 0]), np.array([2, 2, 1, 0]), np.array([0, 1, 2, 0])):
         assert_same(g(logits, labels), rb.grad(loss)(logits, labels))
-
-
-@pytest.mark.parametrize("source", SOURCES)  # jax: its pullbacks recorded as rules (issue 23)
-def test_hessian_and_jacobian(source):
-    def f(x):
-        return np.sum(np.sin(x) * x[0] + x ** 3)
-
-    h = rb.jit(rb.hessian(f, source=source))
-    j = rb.jit(rb.jacobian(lambda x: np.tanh(x) * np.sum(x ** 2), source=source))
-    for x in inputs(3, seed=8, shape=(3,)):
-        assert_same(h(x), rb.hessian(f, source=source)(x))
-        assert_same(j(x), rb.jacobian(lambda x: np.tanh(x) * np.sum(x ** 2), source=source)(x))
 
 
 def test_minimize_with_a_jitted_value_and_grad():
@@ -370,28 +236,6 @@ def test_an_argument_it_does_not_differentiate_may_be_a_python_number_in_the_pro
         assert_same(plain(w, n), np.sin(w) * int(n))
     with pytest.raises(rb.TracingError):  # the differentiated argument's own: eager raises too
         rb.jit(rb.grad(lambda x: np.sum(x) * int(x[0])))(np.array([2.0, 1.0]))
-
-
-def test_hvp_and_a_gradient_step_inside_a_loss_replay():
-    def f(x):
-        return np.sum(np.sin(x) * x ** 2)
-
-    def meta(w):
-        inner = rb.grad(lambda w: np.sum(np.tanh(w) ** 2), source="autograd")(w)
-        return np.sum((w - 0.1 * inner) ** 2)
-
-    hvp = rb.jit(rb.hvp(f, source="autograd"))
-    outer = rb.jit(rb.grad(meta, source="autograd"))
-    rng = np.random.default_rng(10)
-    for _ in range(3):
-        x, v = rng.normal(size=3), rng.normal(size=3)
-        assert_same(hvp(x, v), rb.hvp(f, source="autograd")(x, v))
-        assert_same(outer(x), rb.grad(meta, source="autograd")(x))
-    assert hvp.replays == 2 and outer.replays == 2  # recorded once: the vector is an input
-    # hvp is linear in v: its gradient with respect to v (v traced) is H u
-    x, u = np.array([0.3, 0.5, 0.7]), np.array([1.0, -2.0, 0.5])
-    dv = rb.grad(lambda v: np.sum(rb.hvp(f, source="autograd")(x, v) * u))(np.ones(3))
-    np.testing.assert_allclose(dv, rb.hessian(f)(x) @ u, rtol=1e-12)
 
 
 def test_a_replay_that_cannot_answer_says_so():

@@ -8,17 +8,24 @@
 sharded across devices) where the recorded call had float arrays and scalars, and returns what
 `step` returns, as jax arrays, in the same structures. It is `jax.jit` of the staged program
 for the key of `args` (their structures, shapes and dtypes; every other argument and leaf is
-fixed at its value in `args`). A JAX function cannot stop on the host to check a guard, so a
-program that took a decision on a traced value (a branch, a loop count, a mask) is refused with
-JitError; its shapes and dtypes are the key's. float64 needs `jax_enable_x64`: a float64
-program called with float32 arrays (what `jnp.asarray` makes without it) is refused.
+fixed at its value in `args`). A program that took a decision on a traced value (a branch, a
+loop count, a mask) holds one path: each such decision is computed inside and checked on the
+host by a `jax.debug.callback`, which raises `JitError` when a value decides otherwise (JAX
+hands it on as the error of the call, a `JaxRuntimeError` whose message ends with it; under
+`jax.vmap` each example is checked). A staged value is never that of another path. Its shapes
+and dtypes are the key's. Jacobians come in the eager call's structure: per output leaf, per
+differentiated argument, blocks of shape `output.shape + leaf.shape`. float64 needs
+`jax_enable_x64`: a float64 program called with float32 arrays (what `jnp.asarray` makes
+without it) is refused.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import rulebridge
@@ -39,15 +46,7 @@ def jax_function(jitted, *args: Any, **kwargs: Any) -> Callable:
     variant = staged.variant
     flat = [[a] if type(a) is np.ndarray else tree_flatten(a)[0] for a in args]
     program = staged.ensure(flat)
-    if program.dynamic:
-        kinds = ", ".join(sorted({program.decisions[d].kind for d, _ in program.dynamic}))
-        raise rulebridge.JitError(
-            f"jax_function cannot hand out {rulebridge.function_name(variant.spec.f)} as a JAX "
-            f"function: its program took {len(program.dynamic)} decision(s) on traced values "
-            f"({kinds}: a branch, a loop count, a mask or an index from the values), which a JAX "
-            "function cannot check on the host.",
-            fix="jnp.where(cond, a, b)  # a branch as a select; or call the jitted function, "
-                "which checks every decision and records the other path")
+    name = rulebridge.function_name(variant.spec.f)
     spec, traced = variant.spec, variant.traced
     where = {var: n for n, var in enumerate(program.wanted)}
 
@@ -66,7 +65,9 @@ def jax_function(jitted, *args: Any, **kwargs: Any) -> Callable:
                     details="Without jax_enable_x64, jnp.asarray makes float32 arrays.")
             inputs.append(leaf)
         with jax.enable_x64(True):
-            outputs, _, derivative = program.core(inputs)
+            outputs, extras, derivative = program.core(inputs)
+        for (d, kind), value in zip(program.dynamic, extras):
+            jax.debug.callback(partial(_guard, program, d, kind, name), value)
         by_var = dict(zip(program.inputs, inputs))
         by_var.update(zip(program.outputs, outputs))
         result = _rebuild(variant.outputs, by_var)
@@ -75,9 +76,8 @@ def jax_function(jitted, *args: Any, **kwargs: Any) -> Callable:
         if spec.kind == "plain":
             return result
         if spec.kind == "jacobian":
-            raise rulebridge.UsageError("jax_function does not hand out jacobians yet.",
-                                        fix="jax.jacrev(jax_function(rulebridge.jit(f, "
-                                            'backend="jax"), *args))')
+            jac = _jacobian(program, variant, new_args, by_var, derivative, where)
+            return (jac, aux) if spec.has_aux else jac
         grads = []
         for i in variant.positions:
             arg = traced[i]
@@ -95,3 +95,42 @@ def _rebuild(layout: tuple, by_var: dict) -> Any:
     structure, leaves = layout
     values = [by_var[leaf] if type(leaf) is int else leaf.value for leaf in leaves]
     return values[0] if structure is LEAF else structure.unflatten(values)
+
+
+def _guard(program, d: int, kind: str, name: str, value: Any) -> None:
+    """On the host, at each call of the handed-out function: decision d as recorded, or
+    JitError (its path is not the recorded one, and no value of it may be returned)."""
+    if not program.decided(d, kind, value):
+        position, var, _, outcome, call = program.decisions[d]
+        what = kind if call is None else rulebridge.function_name(call[0].function)
+        raise rulebridge.JitError(
+            f"the JAX function jax_function made of {name} took decision {d} ({what}, recorded "
+            f"as {outcome!r}) otherwise at these values: they take a path its program does not "
+            "hold (a branch, a loop count, a mask from the values).",
+            fix="step(*args)  # the jitted function itself checks each decision and records "
+                "the other path; or jnp.where(cond, a, b) in place of a branch",
+            details=f"Got {np.asarray(value)!r}.")
+
+
+def _jacobian(program, variant, args: tuple, by_var: dict, derivative, where: dict) -> Any:
+    """The eager jacobian's structure (rulebridge/call.py's `jacobian_block`) from jax.jacrev's
+    rows: per output leaf, per differentiated argument, that argument's structure of blocks
+    `output.shape + leaf.shape` (zeros for a leaf or output no op connects)."""
+    structure, leaves = variant.outputs
+    blocks = []
+    for leaf in leaves:
+        shape = np.shape(by_var[leaf] if type(leaf) is int else leaf.value)
+        rows = derivative[program.seeded.index(leaf)] \
+            if type(leaf) is int and leaf in program.seeded else None
+        per_position = []
+        for i in variant.positions:
+            arg = variant.traced[i]
+            new = [args[i]] if arg.structure is LEAF else tree_flatten(args[i])[0]
+            mine = [rows[where[var]] if rows is not None and var is not None else
+                    jnp.zeros(shape + np.shape(x), np.result_type(x))
+                    for var, x in zip(arg.variables, new)]
+            per_position.append(mine[0] if arg.structure is LEAF else arg.structure.unflatten(mine))
+        blocks.append(per_position[0] if isinstance(variant.spec.argnums, int)
+                      else tuple(per_position))
+    return blocks[0] if structure is LEAF else structure.unflatten(blocks)
+

@@ -139,8 +139,17 @@ class Lowered:
                 function = missing[position] = None
             self.steps.append((function, args, dict(kwargs or {}), inputs, outputs,
                                structure))
+        # NumPy's dtype of every float or complex intermediate: JAX's promotion is not
+        # NumPy's (a Python number is weakly typed through every op in JAX, in NumPy only
+        # where it is an operand itself; float32 with int64 is float32 in JAX, float64 in
+        # NumPy), so each op's output is cast to the dtype NumPy gave it.
+        env = numpy_values(program.entries, self.inputs, values,
+                           set(range(len(program.entries)))) if program.entries else {}
+        self.dtypes = {var: np.result_type(v) for var, v in env.items()
+                       if var not in self.inputs and isinstance(v, (np.ndarray, np.generic,
+                                                                     float, complex))
+                       and np.result_type(v).kind in "fc"}
         if missing:  # each a call back to NumPy with its rule (callback.py)
-            env = numpy_values(program.entries, self.inputs, values, set(missing))
             for position in missing:
                 rule, args, kwargs, inputs, outputs, structure, _ = program.entries[position]
                 function = callback_op(rule, args, kwargs, inputs, outputs, structure, env)
@@ -160,12 +169,19 @@ class Lowered:
                                f"({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
                                ) from exc
             if not isinstance(structure, type):  # one output (None, or the engine's UNARY)
-                env[outputs[0]] = out
+                env[outputs[0]] = self._as_numpy(out, outputs[0])
             else:
                 for k, var in enumerate(outputs):
                     if var is not None:
-                        env[var] = out[k]
+                        env[var] = self._as_numpy(out[k], var)
         return env
+
+    def _as_numpy(self, value: Any, var: int) -> Any:
+        """`value` in the dtype NumPy gave variable `var` at staging (and not weakly typed)."""
+        dtype, aval = self.dtypes.get(var), getattr(value, "aval", None)
+        if dtype is not None and aval is not None and (aval.dtype != dtype or aval.weak_type):
+            return jax.lax.convert_element_type(value, dtype)
+        return value
 
     def call(self, call: tuple, var: Any, env: dict, outcome: Any) -> Any:
         """A decision's op (rule, args, kwargs) run on the lowered values: a comparison with

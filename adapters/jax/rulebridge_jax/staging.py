@@ -15,9 +15,12 @@ The result is built as the NumPy back end builds it (`Variant.replay`: structure
 caller's ownership), from the staged values converted to NumPy with the recorded types and
 dtypes; a dtype that differs (float64 computed as float32) runs the eager call instead. Every
 trace and call is inside `jax.enable_x64(True)`, as the adapter's pullbacks are, so float64
-stays float64 without the user's global configuration. Values agree with the eager call to
-about 1e-12 relative, not to the bit: XLA's kernels are not NumPy's. The first replay of each
-program is compared with the eager call at `RTOL` (jitted.py's check for randomness).
+stays float64 without the user's global configuration. Complex inputs are staged too: JAX's
+gradient of a real function of complex values is rulebridge's (df/dx - i df/dy, the convention
+autograd shares), and a callback op's pullback is a rulebridge rule's, in that convention
+(tests/jit/test_jit_jax_complex.py compares them with the eager call). Values agree with the eager
+call to about 1e-12 relative, not to the bit: XLA's kernels are not NumPy's. The first replay
+of each program is compared with the eager call at `RTOL` (jitted.py's check for randomness).
 
 The program is staged at a variant's first replay (the variant keeps no values of its trace),
 so that replay pays the lowering and XLA's compile. `jax_function(jitted, *args)` hands out the staged program as a JAX function (jax.vmap,
@@ -70,13 +73,8 @@ class JaxProgram:
         self.seeded = list(program.seeded) if spec.kind != "plain" else []
         self.kind = spec.kind
         self.decisions = list(program.decisions)
-        for leaf in leaves:
-            if np.iscomplexobj(leaf):
-                raise rulebridge.JitError(
-                    "rulebridge.jit(backend=\"jax\") does not stage complex inputs: JAX's and "
-                    "rulebridge's conventions for complex gradients are not checked to agree.",
-                    fix='rulebridge.jit(f, backend="numpy")')
         self.leaves = [(type(leaf), np.result_type(leaf), np.shape(leaf)) for leaf in leaves]
+        self.eps = _least_precise(leaves, program.entries)
         self.lowered = Lowered(program, leaves)
         values, _ = program.run(leaves)  # the recorded types of the outputs
         self.types = [(type(v), np.result_type(v)) for v in values]
@@ -145,12 +143,16 @@ class JaxProgram:
             outputs, extras, derivative = self.compiled(inputs)
         self.calls += 1
         for (d, kind), value in zip(self.dynamic, extras):
-            outcome = self.decisions[d].outcome
-            answer = _plain(value) if kind == "value" else _ASKED[kind](np.asarray(value))
-            if not _same(answer, outcome):
+            if not self.decided(d, kind, value):
                 raise GuardFailed(d)
         values = [_as_recorded(v, t, dtype) for v, (t, dtype) in zip(outputs, self.types)]
         return values, self._backward(derivative)
+
+    def decided(self, d: int, kind: str, value: Any) -> bool:
+        """Does a staged value (one of `core`'s extras, for `self.dynamic`'s entry (d, kind))
+        decide decision d as the recorded program did?"""
+        answer = _plain(value) if kind == "value" else _ASKED[kind](np.asarray(value))
+        return _same(answer, self.decisions[d].outcome)
 
     def _backward(self, derivative) -> Callable:
         leaves = {var: self.leaves[self.inputs.index(var)] for var in self.wanted}
@@ -168,11 +170,31 @@ class JaxProgram:
             cts = {}
             for w, row in zip(self.wanted, rows):
                 t, dtype, shape = leaves[w]
-                row = np.asarray(row).reshape((-1,) + shape)[hot[0]]
+                row = np.asarray(row).reshape((seed.size,) + shape)[hot[0]]  # (size 0 too)
                 cts[w] = _as_recorded(row, t, dtype)
             return cts
 
         return backward
+
+
+def _least_precise(leaves: list, entries: list) -> float:
+    """The largest epsilon of a float or complex dtype among the program's inputs and the
+    arrays, scalars and dtypes its ops were called with (`x.astype(np.float32)`): a float64
+    result may carry float32 intermediates, each XLA's and not NumPy's."""
+    eps = 0.0
+    values = list(leaves) + [a for entry in entries for a in entry[1]]
+    values += [v for entry in entries if entry[2] for v in dict(entry[2]).values()]
+    for value in values:
+        if isinstance(value, (np.ndarray, np.generic)):
+            dtype = value.dtype
+        elif isinstance(value, np.dtype) or (isinstance(value, type)
+                                             and issubclass(value, np.inexact)):
+            dtype = np.dtype(value)
+        else:
+            continue
+        if dtype.kind in "fc":
+            eps = max(eps, float(np.finfo(dtype).eps))
+    return eps
 
 
 def _plain(value: Any) -> Any:
@@ -219,9 +241,10 @@ class StagedVariant:
             _LAST[jitted] = self
         return result
 
-    @staticmethod
-    def difference(a: Any, b: Any) -> str | None:
-        """Where a staged result differs from the eager one by more than RTOL, or None."""
+    def difference(self, a: Any, b: Any) -> str | None:
+        """Where a staged result differs from the eager one by more than RTOL (or 1e3 ulps of
+        the least precise float dtype the program computes in), or None."""
+        eps = self.program.eps if self.program is not None else 0.0
         from rulebridge.tree import tree_flatten
 
         la, sa = tree_flatten(a)
@@ -235,7 +258,8 @@ class StagedVariant:
             if isinstance(y, (np.ndarray, np.generic, float, complex)):
                 scale = np.max(np.abs(y), initial=0.0)
                 dtype = np.result_type(y)
-                rtol = max(RTOL, 1e3 * np.finfo(dtype).eps) if dtype.kind in "fc" else RTOL
+                rtol = max(RTOL, 1e3 * np.finfo(dtype).eps, 1e3 * eps) \
+                    if dtype.kind in "fc" else RTOL
                 if not np.allclose(x, y, rtol=rtol, atol=rtol * scale, equal_nan=True):
                     return f"leaf {n}"
             elif x != y:
