@@ -21,8 +21,9 @@ AT_A_KINK = ("the function has a kink or a jump at these inputs (its forward and
 AT_AN_EDGE = ("finite differences of NumPy's function are not finite at these finite inputs (an "
               "input at the edge of its domain, or a derivative that is infinite there): no "
               "derivative to check")
-AT_A_POLE = ("NumPy's value is not finite at these finite inputs (a pole, log at 0, an input "
-             "outside the domain): no derivative to check")
+# (finite inputs where NumPy's value is not finite: a pole, log at 0, outside the domain; the
+# words are the matrix's, which records them for scipy.special.zeta)
+AT_A_POLE = "NumPy's value is not finite at these inputs, so finite differences cannot decide"
 REFUSED_HERE = (AT_A_KINK, AT_AN_EDGE, AT_A_POLE)  # no derivative exists: refused there
 # Undecided because the inputs themselves hold NaN or inf: never a verdict, never a reason to use
 # a rule unverified; the first-use check tries finite stand-ins of them (checking/firstuse.py).
