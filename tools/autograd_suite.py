@@ -22,8 +22,10 @@ rewrite; nothing else of the sources changes):
   copied beside them as `_rulebridge_swap.py`; every other name still comes from autograd
   (`make_vjp`, `deriv`, `autograd.extend`, `autograd.builtins`: autograd-only APIs).
 
-matplotlib is replaced by a stub whose every attribute is a no-op (plots are not measured; it is
-not installed either). Each example runs in a subprocess of its own, in its folder, once per
+matplotlib, where it is installed (requirements-dev.txt), is the real one with the non-interactive
+Agg back end (`MPLBACKEND=Agg`: plots are drawn, never shown, and fluidsim reads its images with
+`imread`); where it is not, a stub whose every attribute is a no-op stands in for it (plots are not
+measured; `imread` raises). Each example runs in a subprocess of its own, in its folder, once per
 source (`AG_SUITE_SOURCE`), with a timeout: an example still running then counts as "timed out",
 not "failed". The tests run under pytest (with xdist, so a crashed worker is counted). Not part
 of the default test run: it takes minutes. docs/autograd-compat.md records its figures.
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import os
 import re
 import shutil
@@ -121,10 +124,11 @@ def prepare(sdist: Path, folder: Path) -> Path:
     for path in root.rglob("*.py"):
         path.write_text(rewrite(path.read_text()))
     shutil.copy(HERE / "autograd_swap.py", root / "_rulebridge_swap.py")
-    stub = root / "matplotlib"
-    stub.mkdir()
-    for name in ("__init__", "pyplot", "cm", "image", "colors"):
-        (stub / f"{name}.py").write_text(_STUB)
+    if importlib.util.find_spec("matplotlib") is None:  # else the real one, with Agg
+        stub = root / "matplotlib"
+        stub.mkdir()
+        for name in ("__init__", "pyplot", "cm", "image", "colors"):
+            (stub / f"{name}.py").write_text(_STUB)
     return root
 
 
@@ -134,6 +138,7 @@ def _environment(root: Path, source: str | None, iters: int) -> dict:
     env["AG_SUITE_SOURCE"] = source or ""
     env["AG_SUITE_MAX_ITERS"] = str(iters)
     env["PYTHONWARNINGS"] = "ignore"
+    env["MPLBACKEND"] = "Agg"  # the real matplotlib draws, never opens a window
     return env
 
 

@@ -88,7 +88,9 @@ class FirstUse(Policy):
         key = with_traced(self.key, mask)
         if holds_box(args):  # nested: checked at the plain values under the boxes (levels.py)
             args = primals(args)
-        earlier = self.registry.checked(wrapped.name, key)  # a wrapper made again after a reset
+        # a wrapper made again after a reset, or per call: verdicts are kept under the function
+        # (an imported one's: the function itself, not its name; Registry.subject)
+        earlier = self.registry.checked(self.candidates[0].function, key)
         results: list[CheckResult] = []
         refused: list[ImportRuleError] = []  # imports' own verifications that refused them
         undecided = None  # the first rule finite differences could not decide at these inputs

@@ -114,7 +114,7 @@ def lookup_call(function: Callable, args: tuple, kwargs: dict) -> Lookup:
         prepare()  # a drop-in imports its sources' rules, as its first traced call does
     args, kwargs, signature, config, _ = keyed(function, args, dict(kwargs))
     key, name = format_key(signature, config), function_name(function)
-    checked = REGISTRY.checked(name, key)
+    checked = REGISTRY.checked(function, key)  # an imported function's are its own
     imported = bool(REGISTRY.imported_sources(function))
     verdicts = []
     for source, rule, refusal in REGISTRY.verdicts(function, signature, config):

@@ -147,7 +147,18 @@ def decide_again(function: Callable, args: tuple, kwargs: dict, argnums: Sequenc
     the scaled direction when the refined estimate passes the rule (its `lhs = Re<cts, xdot>`
     within the tolerance of the estimate beyond the estimate's error); None when it does not
     (undecided, never a failure: see the module's docstring). `norm` is the check's."""
-    direction = scaled(args, argnums, xdot)
+    # each element stepped relative to itself; then every element by the same absolute amount
+    # (a function of differences, like logsumexp, at inputs far from 0: x - 370)
+    for direction in (scaled(args, argnums, xdot), list(xdot)):
+        found = _decided_along(function, args, kwargs, argnums, direction, selected, ybar, cts,
+                               rtol, atol, norm)
+        if found is not None:
+            return found
+    return None
+
+
+def _decided_along(function, args, kwargs, argnums, direction, selected, ybar, cts, rtol, atol,
+                   norm) -> tuple | None:
     lhs = sum(_pair(ct, d) for ct, d in zip(cts, direction))
     try:
         estimate, error, size = refined(function, args, kwargs, argnums, direction, selected,

@@ -27,7 +27,7 @@ from ..rules.registry import REGISTRY
 from ..rules.rule import CallForward
 from ..rules.selection import pushforward
 from ..rules.signature import format_signature, is_differentiable
-from .transpose import transposed
+from .transpose import PullbackRaised, transposed
 
 _ndarray = np.ndarray
 
@@ -48,6 +48,8 @@ def forward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
             if argnums:
                 try:
                     out = _push(rule, residuals, args, kwargs, argnums, given, structure)
+                except PullbackRaised as raised:  # on an enclosing level's boxes
+                    out = _pushed_by_another(tape, entry, raised.exc, residuals, argnums, given)
                 except RulebridgeError:
                     raise
                 except Exception as exc:  # the rule's pullback raised at a trusted key

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import NestedDifferentiationError, NoRuleError, RulebridgeError
+from ..errors import NoDerivativeError, NoRuleError, RuleContractError
 from ..rules.levels import Box, primal
 from ..rules.rule import Rule, function_name
 from ..rules.signature import format_signature, is_differentiable
@@ -70,20 +70,25 @@ def transposed(rule: Rule, residuals: Any, args: tuple, kwargs, argnums: tuple,
     return tuple(result) if several else result[0]
 
 
+class PullbackRaised(Exception):
+    """A pullback read off under nesting raised (`exc`): the sweep then falls back as the
+    reverse sweep does (engine/fallback.py: the engine's functional rules, the rule's pullback
+    offered as a rule of its own, another source's), instead of refusing here."""
+
+    def __init__(self, exc: Exception) -> None:
+        super().__init__(f"{type(exc).__name__}: {exc}")
+        self.exc = exc
+
+
 def _pullback(rule: Rule, residuals: Any, g: Any, argnums: tuple, tangents: tuple) -> Any:
     try:
         return rule.pullback(residuals, g, argnums)
-    except RulebridgeError:
+    except (RuleContractError, NoDerivativeError):
         raise
     except Exception as exc:
         if not any(isinstance(a, Box) for a in (*_values_in(residuals), *tangents)):
             raise
-        raise NestedDifferentiationError(
-            f"forward mode: {function_name(rule.function)}{format_signature(rule.signature)} "
-            f"has no pushforward that runs on an enclosing differentiation's values, and the "
-            f"{rule.source} pullback it would be read off is not NumPy code that rulebridge can "
-            f"record ({type(exc).__name__}: {exc}).",
-            fix="source='NAME'  # a source whose rules are NumPy code") from exc
+        raise PullbackRaised(exc) from exc
 
 
 def _values_in(residuals: Any) -> list:

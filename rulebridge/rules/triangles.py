@@ -31,6 +31,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from .levels import Box
+
 
 def always(bound: inspect.BoundArguments) -> bool:
     """`OneTriangle`'s predicate that holds for every call."""
@@ -112,7 +114,7 @@ def hermitian_from_triangle(a: np.ndarray, lower: bool = True) -> np.ndarray:
     ndarray
         A new array of `a`'s shape and dtype.
     """
-    return matrix_read(np.asarray(a), lower)
+    return matrix_read(a if isinstance(a, Box) else np.asarray(a), lower)
 
 
 def lower_triangle_cotangent(g: np.ndarray, lower: bool = True) -> np.ndarray:
@@ -133,6 +135,10 @@ def lower_triangle_cotangent(g: np.ndarray, lower: bool = True) -> np.ndarray:
         `tril(g + g^H, -1) + real(diag(g))` (`triu(..., 1)` for the upper triangle), in `g`'s
         dtype: zero on the triangle the function ignores and on the diagonal's imaginary part.
     """
+    if isinstance(g, Box):  # under nesting: the enclosing level records it, no write
+        both = g + np.conj(np.swapaxes(g, -1, -2))
+        strict = np.tril(both, -1) if lower else np.triu(both, 1)
+        return strict + np.real(g) * np.eye(g.shape[-1])
     g = np.asarray(g)
     both = g + np.conj(np.swapaxes(g, -1, -2))
     result = np.tril(both, -1) if lower else np.triu(both, 1)

@@ -18,6 +18,7 @@ from autograd.core import SparseObject
 import rulebridge
 from rulebridge import Declined, Rule, conform_cotangent, decline_unsupported, function_name
 
+from .again import program_pullback_rule
 from .callables import bridged, quiet, takes_functions
 from .catalog import Entry, entries
 from .pushforward import (composite_pushforward, primitive_pushforward, traced_call,
@@ -73,7 +74,9 @@ class AutogradAdapter(rulebridge.Adapter):
         return self._rule(function, signature, entry)
 
     def _rule(self, function: Callable, signature: tuple, entry: Entry) -> Rule:
-        sparse = unary_vjp = jvp = None
+        sparse = unary_vjp = jvp = again = None
+        if entry.kind != "nograd":  # autograd's VJP of autograd's function: differentiable again
+            again = program_pullback_rule(entry.wrapped, function_name(function))
         if entry.kind == "primitive":
             from autograd.core import primitive_jvps, primitive_vjps
 
@@ -98,13 +101,13 @@ class AutogradAdapter(rulebridge.Adapter):
                 composite_pushforward(entry.wrapped)
         if rulebridge.reads_one_triangle(function):
             # (its pushforward would need the same conversion: forward mode uses the pullback)
-            pullback, jvp = one_triangle(pullback, function), None
+            pullback, jvp, again = one_triangle(pullback, function), None, None
         if function in SOME_OUTPUTS:
-            jvp = None
+            jvp = again = None
             pullback = _some_outputs(pullback, SOME_OUTPUTS[function], function_name(function))
         return Rule(function, signature, forward, pullback, source=self.name,
                     source_version=self.version(), notes=entry.kind, sparse_pullback=sparse,
-                    unary_vjp=unary_vjp, jvp=jvp)
+                    unary_vjp=unary_vjp, jvp=jvp, pullback_rule=again)
 
     # `rulebridge.import_rule`: scipy.special.logsumexp -> autograd.scipy.special.logsumexp.
     counterpart_namespaces = {"numpy": "autograd.numpy", "scipy": "autograd.scipy"}
@@ -129,7 +132,8 @@ class AutogradAdapter(rulebridge.Adapter):
         if functions:  # autograd calls it on its boxes: hand it one rulebridge differentiates
             rule = self._rule(function, signature, Entry(function, bridged(equivalent),
                                                          "composite"))
-            return dataclasses.replace(rule, pullback=quiet(rule.pullback), jvp=None)
+            return dataclasses.replace(rule, pullback=quiet(rule.pullback), jvp=None,
+                                       pullback_rule=None)
         kind = "primitive" if equivalent in primitive_vjps else "composite"
         return self._rule(function, signature, Entry(function, equivalent, kind))
 
