@@ -12,13 +12,14 @@ import types
 from ..errors import TracingError
 from ..rules.scipy_names import fix_for, scipy_caller
 
-_STORES = frozenset(dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE")
+STORES = frozenset(dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE")
                     if name in dis.opmap)
 _FRAMES_HERE = ("rulebridge.engine.", "rulebridge.writes.")
 
 
-def _asking_frame() -> types.FrameType | None:
-    """The first frame outside the box and the writes: the code that asked for the value."""
+def asking_frame() -> types.FrameType | None:
+    """The first frame outside the box and the writes, from the caller's caller on: the code
+    that asked (for a value, or for an in-place operator: rulebridge/writes/nested.py)."""
     frame = sys._getframe(2)
     while frame is not None and frame.f_globals.get("__name__", "").startswith(_FRAMES_HERE):
         frame = frame.f_back
@@ -28,13 +29,13 @@ def _asking_frame() -> types.FrameType | None:
 def _writes_an_element(frame: types.FrameType | None) -> bool:
     if frame is None or frame.f_lasti < 0:
         return False
-    return frame.f_code.co_code[frame.f_lasti] in _STORES
+    return frame.f_code.co_code[frame.f_lasti] in STORES
 
 
 def refuse(what: str, value: str, fix: str, buffer_fix: str) -> TracingError:
     """The error for `what` (`"float()"`, `".item()"`) of a traced value described by `value`:
     the plain-buffer write's when NumPy asked while storing it into an element."""
-    if _writes_an_element(_asking_frame()):
+    if _writes_an_element(asking_frame()):
         return written_into_buffer(value, buffer_fix)
     return TracingError(f"{what} of a traced value would cut the gradient ({value}).", fix=fix)
 
@@ -52,7 +53,7 @@ def written_into_buffer(value: str, buffer_fix: str) -> TracingError:
 def refuse_array(value: str, buffer_fix: str) -> TracingError:
     """The error for `Traced.__array__`: a write into a buffer, a SciPy function (named, with
     its fix), or a conversion by the user's code."""
-    frame = _asking_frame()
+    frame = asking_frame()
     if _writes_an_element(frame):
         return written_into_buffer(value, buffer_fix)
     caller = scipy_caller(frame)

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dis
 import operator
-import sys
 
 import numpy as np
 
 from ..engine.constants import shares_exported
+from ..engine.refusals import STORES, asking_frame
 from ..engine.box import NO_KWARGS
 from ..errors import MutationError
 from ..rules.levels import Box, primal, primals
@@ -40,9 +40,6 @@ from .write import Described, MutationState, _fit, _write_rule
 
 _ndarray = np.ndarray
 _BINARY_OP, _SWAP, _CACHE = (dis.opmap.get(name) for name in ("BINARY_OP", "SWAP", "CACHE"))
-_STORES = frozenset(dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE")
-                    if name in dis.opmap)
-_FRAMES_HERE = ("rulebridge.engine.", "rulebridge.writes.")
 
 
 def writes_lower_level(box, value) -> bool:
@@ -136,9 +133,7 @@ def stored_back() -> bool:
     BINARY_OP, then SWAPs, then STORE_SUBSCR or STORE_SLICE); unproven elsewhere."""
     if _BINARY_OP is None or _SWAP is None:
         return False
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(_FRAMES_HERE):
-        frame = frame.f_back
+    frame = asking_frame()
     if frame is None or frame.f_lasti < 0:
         return False
     code, i = frame.f_code.co_code, frame.f_lasti
@@ -150,4 +145,4 @@ def stored_back() -> bool:
     swaps = 0
     while i < len(code) and code[i] == _SWAP:
         i, swaps = i + 2, swaps + 1
-    return swaps >= 2 and i < len(code) and code[i] in _STORES
+    return swaps >= 2 and i < len(code) and code[i] in STORES
