@@ -32,7 +32,7 @@ from ..rules.levels import holds_box
 from ..rules.keys import configuration, format_key
 from ..rules.selection import fallbacks
 from .protect import WROTE_INTO_INPUT, is_read_only_write
-from .shedding import LARGE_BYTES, is_stand_in
+from .shedding import is_stand_in
 from .again import pullback_again
 from .op import as_op
 from .tape import Tape

@@ -32,7 +32,7 @@ import os
 import random
 import sys
 import types
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

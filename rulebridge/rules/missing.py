@@ -60,7 +60,7 @@ def no_rule_message(registry, function: Callable, signature: Signature, names, r
         fix = ("x = x.astype(np.float64)  # float32, float64, complex128 ndarrays have rules; "
                "np.asarray(m) for an np.matrix, m.filled() for a masked array")
     else:
-        fix = (f"f = rulebridge.import_rule(f, source=..., equivalent=...)  # a rule for a "
+        fix = ("f = rulebridge.import_rule(f, source=..., equivalent=...)  # a rule for a "
                "function no adapter covers (or an adapter of your own: "
                "docs/adapter-contract.md)")
     lines = [f"  {refusal}" for refusal in refusals]

@@ -34,8 +34,6 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
-
 from ..rules.phases import NUMPY_OPS, Phases, align_outputs, refuse_phase_dependence
 from ..rules.rule import Rule
 from ..rules.signature import Signature, signature_of

@@ -1,5 +1,7 @@
 """The public API's contract: shapes, dtypes, argnums, vjp, trace, and the refusals."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -49,7 +51,8 @@ def test_trace_prints_multi_output_ops_once_and_replays():
     assert any(line.strip().startswith("%") and ", %" in line.split("=")[0] and "slogdet(" in line
                for line in text.splitlines())
     assert any(", %" in line.split("=")[0] and "eigh(" in line for line in text.splitlines())
-    assert len(tape) == text.count("[autograd]")
+    # one line per op, whichever source's rule each got (another test's verdicts may move one)
+    assert len(tape) == len(re.findall(r"^  %.* = .*  \[[\w-]+\]$", text, re.MULTILINE))
     B = np.random.default_rng(1).normal(size=(3, 3))
     assert tape.replay(B) == f(B)
 

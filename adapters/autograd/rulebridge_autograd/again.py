@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 

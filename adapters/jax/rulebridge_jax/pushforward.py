@@ -62,7 +62,7 @@ class JitPushforwards:
         return result if layout["several"] else result[0]
 
     def _jit(self, static_args, static_kwargs, diff) -> tuple[Callable, dict]:
-        function, name, numpy_function = self.jax_function, self.name, self.numpy_function
+        function, numpy_function = self.jax_function, self.numpy_function
         layout: dict = {}  # filled while jax.jit traces: which outputs carry tangents
 
         def push(leaves, leaf_tangents):
