@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 import numpy as np
@@ -87,9 +88,12 @@ def spelled_call(text: str) -> tuple:
         try:
             found = eval(compile(ast.Expression(node), "<lookup>", "eval"), scope)
         except NameError as exc:
+            name = getattr(exc, "name", None) or ""
+            respelled = re.sub(rf"\b{re.escape(name)}\b", "float64[:, :]", text.strip())
             raise SyntaxError(f"{exc}: spell each array by its type, as float64[:, :] (float32, "
                               "float64, complex128, int64, bool_), and each scalar by its "
-                              "value or type (2.0, float64)") from None
+                              f"value or type (2.0, float64); for a float64 matrix: "
+                              f"rulebridge lookup \"{respelled}\"") from None
         return np.dtype(found.dtype).type(0.5) if isinstance(found, _Spelled) else found
 
     return (value(tree.func), tuple(value(a) for a in tree.args),

@@ -91,5 +91,9 @@ def test_the_command_evaluates_a_call_spelled_with_types(capsys):
 
 def test_the_command_says_how_to_spell_an_unknown_name(capsys):
     assert cli.main(["lookup", "np.cumprod(x, axis=0)"]) == 2
-    assert "spell each array by its type, as float64[:, :]" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "spell each array by its type, as float64[:, :]" in err
+    # the fix is the user's own call respelled, ready to paste
+    assert 'rulebridge lookup "np.cumprod(float64[:, :], axis=0)"' in err
+    assert cli.main(["lookup", "np.cumprod(float64[:, :], axis=0)"]) == 0
     assert cli.main(["lookup", "np.cumprod"]) == 2
