@@ -90,11 +90,19 @@ class Environment:
     def drew(self) -> list[str]:
         """The generators whose state differs from the walk's: what a trace drew from. The
         global ones only when no module was imported meanwhile (importing JAX draws from
-        NumPy's); a draw hidden that way is seen by the first replay's comparison (jitted.py)."""
+        NumPy's); `undecided()` says when an import made that unknowable."""
         now = _states(self.generators)
         imported = len(sys.modules) != self.modules
         return [name for name, state in now.items() if self.states.get(name) != state
                 and not (imported and name in _GLOBAL)]
+
+    def undecided(self) -> bool:
+        """Whether a global generator advanced while a module was imported, so that `drew()`
+        cannot tell the function's draw from the import's (a second trace can)."""
+        if len(sys.modules) == self.modules:
+            return False
+        now = _states(self.generators)
+        return any(self.states.get(name) != now[name] for name in _GLOBAL)
 
 
 def _what(kind: str) -> str:

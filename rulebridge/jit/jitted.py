@@ -153,14 +153,11 @@ class Jitted:
             self._forget("an argument it does not differentiate became a Python number")
             return self(*args, **kwargs)
         self.traces += 1
-        drew = environment.drew()
-        if drew:
-            raise JitError(
-                f"rulebridge.jit cannot replay {name_of(self.spec.f)}: it draws random numbers "
-                f"inside ({', '.join(drew)} advanced while it was traced), and a replay would "
-                "repeat the same draw on every call.",
-                fix="noise = rng.normal(size=shape); step(params, noise)  # draw outside, pass "
-                    "the draw in as an argument (a new one each call); or call it unjitted")
+        if environment.undecided():  # the trace imported a module: once more, without one
+            environment = Environment((self.fun, self.spec.f))
+            value, variant = trace(self.spec, args, kwargs, self.static, self.lifted)
+            self.traces += 1
+        self._refuse_draws(environment)
         changed = environment.changed()
         if changed is not None:
             raise JitError(
@@ -187,11 +184,23 @@ class Jitted:
         self.environment = None
         self.retraced.append(why)
 
+    def _refuse_draws(self, environment: Environment) -> None:
+        drew = environment.drew()
+        if drew:
+            raise JitError(
+                f"rulebridge.jit cannot replay {name_of(self.spec.f)}: it draws random numbers "
+                f"inside ({', '.join(drew)} advanced while it was traced), and a replay would "
+                "repeat the same draw on every call.",
+                fix="noise = rng.normal(size=shape); step(params, noise)  # draw outside, pass "
+                    "the draw in as an argument (a new one each call); or call it unjitted")
+
     def _verify(self, variant: Variant, args: tuple, kwargs: dict, result: Any) -> None:
         """The variant's first replay against a fresh trace of the same call: equal to the bit,
         or the function is refused (it computes with something no guard sees)."""
+        environment = Environment((self.fun, self.spec.f))
         again, _ = trace(self.spec, args, kwargs, self.static, self.lifted)
         self.traces += 1
+        self._refuse_draws(environment)  # a global draw the first trace's imports hid
         difference = getattr(variant.staged, "difference", _difference)(result, again)
         if difference is not None:
             raise JitError(

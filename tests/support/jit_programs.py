@@ -10,6 +10,8 @@ the NumPy back end (their eager references differ per source).
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Callable
 
 import numpy as np
@@ -185,6 +187,13 @@ def randomness_drawn_inside_is_refused(b, source):
     g(np.ones(3))
     with pytest.raises(JitError, match="another result"):
         g(np.ones(3) * 2)
+
+    def imports_then_draws(a):  # an import during the trace may draw too: traced once more
+        sys.modules.setdefault(f"imported_by_a_trace_{id(b)}", types.ModuleType("imported"))
+        return np.sum(a * np.random.normal(size=3))
+
+    with pytest.raises(JitError, match="global generator advanced"):  # the draw, by name
+        b.jit(rb.grad(imports_then_draws))(np.ones(3))
 
 
 def hessian_and_jacobian(b, source):
