@@ -30,6 +30,7 @@ FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.
 NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 _ndarray = np.ndarray
+_NO_GRADIENT_KINDS = frozenset("biu")  # dtype kinds a conversion may give: no gradient to cut
 
 
 class Traced(Box):
@@ -95,6 +96,10 @@ class Traced(Box):
         value = constant_value(self)  # a box that holds no traced value converts
         if value is not None:
             return export(self, value, dtype, copy)
+        if dtype is not None and np.dtype(dtype).kind in _NO_GRADIENT_KINDS:
+            # `np.int64(x)`, `np.array(x, dtype=bool)`: NumPy asks for integers or booleans,
+            # which carry no gradient; answered as `x.astype(dtype)` is (a value the tape keeps)
+            return self.astype(dtype)
         raise refuse_array(self._describe(), self._tape.writes.plain_buffer_fix)
 
     # -- what may not leave the tape ----------------------------------------------------------

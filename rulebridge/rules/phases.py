@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import NoDerivativeError
+from .levels import primal
 from .rule import function_name
 
 PHASES = "__rulebridge_phases__"  # the attribute: a `Phases`
@@ -111,7 +112,8 @@ def refuse_phase_dependence(function: Callable, cotangents: tuple, found: tuple,
         g, vectors = cotangents[k], found[k]
         if g is None or not np.iscomplexobj(vectors):
             continue
-        g = np.asarray(g)
+        # under nesting both are an enclosing level's boxes: the refusal reads their values
+        g, vectors = np.asarray(primal(g)), np.asarray(primal(vectors))
         scale = np.sum(np.abs(g) * np.abs(vectors), axis=axis, keepdims=True)
         if np.any(np.abs(phase_motion(g, vectors, axis)) >
                   np.sqrt(np.finfo(vectors.dtype).eps) * scale):

@@ -80,3 +80,25 @@ def test_lower_triangle_cotangent_of_a_box_equals_the_plain_one():
         plain = rb.lower_triangle_cotangent(g, lower)
         traced = rb.vjp(lambda x: rb.lower_triangle_cotangent(x, lower), g)[0]
         np.testing.assert_array_equal(traced, plain)
+
+
+@pytest.mark.parametrize("source", ["autograd", None])
+def test_second_order_of_phase_invariant_complex_eigenvectors(source):
+    """`|V|^2` of a complex Hermitian matrix's eigenvectors under nesting: the phase refusal's
+    test of the cotangent (rules/phases.py) read the enclosing level's box as an array and
+    raised TracingError (autograd's test_eigvalh_lower_complex, order 2). Reference: JAX's
+    grad of grad of the same program on the matrix NumPy reads."""
+    weights = RNG.standard_normal((N, N))
+
+    def f(m):
+        return np.sum(np.abs(np.linalg.eigh(m)[1]) ** 2 * weights)
+
+    got = rb.grad(lambda m: np.sum(np.real(rb.grad(f, source=source)(m) * np.conj(C))),
+                  source=source)(C)
+    with jax.enable_x64(True):
+        def jf(m):
+            return jnp.sum(jnp.abs(jnp.linalg.eigh(_read(jnp, m, True))[1]) ** 2 * weights)
+
+        want = jax.grad(lambda m: jnp.sum(jnp.real(jax.grad(jf)(m) * jnp.conj(C))))(
+            jnp.asarray(C))
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-7, atol=1e-9)
