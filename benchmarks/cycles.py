@@ -13,18 +13,16 @@ warm-up, for `f(x)` and for `rulebridge.grad(f)(x)`:
 
 Programs within 2x: `objects` (a plain temporary in a self-referencing object, a slice of it
 read by a traced op), `closures` (a closure cycle holding a followed buffer's product, one
-element read), `scalars` (only a plain reduction of the temporary read) and `views` (a
+element read), `scalars` (only a plain reduction of the temporary read), `views` (a
 reduction of a slice of a traced temporary: the slice op's parent is kept by weak reference,
 the reduction's slice as a copy of its own, autograd's composite `outer` keeps no output, and
-one copy of `C[: N // 3]` serves every iteration). Printed beside them, not within 2x, with
-what holds the memory (`HELD`): `traced` (a traced temporary `s * np.ones(N)` in a cycle: the
-pullback for `s` is `sum(g * ones)`, which reads all N elements, so every reverse mode keeps one
-factor per iteration, autograd and JAX too: needed) and `written` (a followed buffer written
-with a traced value every iteration: the write's record keeps its target, which the sweep
-restores, and the alias log keeps every written owner so that an id is never read as another
-array's. Not needed once nothing else holds the buffer, but freeing it needs shedding before
-each write instead of stopping at the first, a weak target, and a log that forgets a freed
-owner: not done yet).
+one copy of `C[: N // 3]` serves every iteration) and `written` (a followed buffer written with
+a traced value every iteration: the ops before each write are shed at the memory they read, the
+write's record holds a buffer that owns its memory weakly, the alias log forgets a freed owner,
+and the cotangent buffers the writes hand on are held weakly in the sweep). Printed beside them,
+not within 2x, with what holds the memory (`HELD`): `traced` (a traced temporary
+`s * np.ones(N)` in a cycle: the pullback for `s` is `sum(g * ones)`, which reads all N
+elements, so every reverse mode keeps one factor per iteration, autograd and JAX too: needed).
 """
 
 from __future__ import annotations
@@ -111,11 +109,9 @@ def written(x):
 
 
 PROGRAMS = {f.__name__: f for f in (objects, closures, traced, scalars, views, written)}
-WITHIN_2X = ("objects", "closures", "scalars", "views")
+WITHIN_2X = ("objects", "closures", "scalars", "views", "written")
 HELD = {  # what keeps each iteration's 800 KB alive until the sweep, where it is kept
     "traced": "needed: the product's pullback for s reads the whole factor (sum(g * ones))",
-    "written": "the write records' targets and the alias log's owners (not needed once "
-               "nothing else holds the buffer; not freed yet)",
 }
 
 

@@ -35,7 +35,7 @@ def large_output(tape) -> None:
     (`sheds_as_recorded`: grad, vjp, jacobian) sheds the ops recorded since it last did, while
     the function still runs: a loop's large temporaries (and the cyclic garbage holding them)
     are then freed as NumPy frees them, not kept by the tape until the sweep. Each op is shed
-    before any write the program makes after it (`stop_shedding`), so a VJP made now reads the
+    before any write the program makes after it (`before_write`), so a VJP made now reads the
     memory its forward read."""
     tape.holds_large = True
     if tape.sheds_as_recorded:
@@ -44,12 +44,13 @@ def large_output(tape) -> None:
         tape.shed_from = len(tape.entries)
 
 
-def stop_shedding(tape) -> None:
-    """The program's first write: the ops recorded before it are shed now, none after it."""
-    if tape.sheds_as_recorded:
-        tape.sheds_as_recorded = False
-        if tape.holds_large:
-            _shed(tape, tape.shed_from, True)
+def before_write(tape) -> None:
+    """The program is about to write into memory (rulebridge/writes/write.py, every first-order
+    write): the ops recorded since the last shed are shed now, at the memory they read. Shedding
+    goes on after it, so a loop that writes into a fresh buffer every iteration (and makes cyclic
+    garbage of it) keeps no iteration's buffer alive through the ops that read it."""
+    if tape.sheds_as_recorded and tape.holds_large:
+        _shed(tape, tape.shed_from, True)
         tape.shed_from = len(tape.entries)
 
 
@@ -89,9 +90,9 @@ def _shed(tape, start: int, writes_may_follow: bool) -> None:
                     shed.append(value)  # not known what reads it
                 else:
                     _parents(tape)[index] = weakref.ref(value)
-                    shed.append(_stand_in(value))
+                    shed.append(stand_in(value))
             elif _is_large(value):
-                shed.append(_stand_in(value))
+                shed.append(stand_in(value))
             elif _views_large(value):
                 shed.append(frozen(value))
             else:
@@ -123,7 +124,7 @@ def _aliases(output, array: np.ndarray) -> bool:
 
 
 def is_stand_in(value) -> bool:
-    """Is `value` what `_stand_in` put in place of a large argument (or looks like it: the
+    """Is `value` what `stand_in` put in place of a large argument (or looks like it: the
     safe side, read as gone)?"""
     return (type(value) is _ndarray and value.size > 1 and not any(value.strides)
             and not value.flags.writeable)
@@ -158,6 +159,6 @@ def _holds_large(rule, args: tuple, structure, residuals) -> bool:
     return call is not None and _is_large(call[0])
 
 
-def _stand_in(array: np.ndarray) -> np.ndarray:
+def stand_in(array: np.ndarray) -> np.ndarray:
     """A read-only array of `array`'s shape and dtype that owns one element."""
     return np.broadcast_to(np.zeros((), array.dtype), array.shape)

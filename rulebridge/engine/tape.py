@@ -31,7 +31,7 @@ from .listing import format_dot, format_tape
 from .op import UNARY, Op, OpsView
 from .protect import CallersArrays
 from .replay import replay
-from .shedding import LARGE_BYTES, large_output, shed_large_values, stop_shedding
+from .shedding import LARGE_BYTES, before_write, large_output, shed_large_values
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -335,7 +335,7 @@ class Tape:
 
     def set_effects(self, effects: Effects) -> None:
         """The first write: from now on `effects` guards every read and brackets the sweep."""
-        stop_shedding(self)  # before the first write: each op sheds at the memory it read
+        before_write(self)  # each op sheds at the memory it read (write.py: before every write)
         self.effects = effects
         if not self.finished:
             self.set_guard(effects.guard)

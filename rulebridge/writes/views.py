@@ -52,7 +52,10 @@ class Aliases:
         self._tape = weakref.ref(tape)  # owned by the tape (via its MutationState): no cycle
         self.box_type = box_type
         self.log: dict[int, list] = {}  # id(owner) -> [(variable created, region, description)]
-        self.owners: list = []  # keeps every logged owner alive, so its id stays unique
+        # id(owner) -> what keeps that id unique: a weak reference whose callback forgets the
+        # owner's log when it is freed (a loop's buffers are freed as NumPy frees them), or the
+        # owner itself when it cannot be referenced weakly
+        self.owners: dict = {}
         self.clean: dict[int, int] = {}  # variable -> newest write it was checked against
         self.superseded: dict[int, int] = {}  # variable -> a newer variable of the same array
         # A parent rebuilt from its written view (reshape(v', u.shape)) -> the parent's variable
@@ -99,10 +102,13 @@ class Aliases:
 
     def logged(self, target, region, out_var: int, what) -> None:
         owner = owner_of(target)
-        entries = self.log.get(id(owner))
+        key = id(owner)
+        entries = self.log.get(key)
         if entries is None:
-            entries = self.log[id(owner)] = []
-            self.owners.append(owner)
+            entries = self.log[key] = []
+            self.owners[key] = _keep(owner, self.log, self.owners, key)
+        if type(self.owners[key]) is weakref.ref:
+            region = Region(region, owner)  # the region must not keep the owner alive
         entries.append((out_var, region, what))
 
     # -- views ---------------------------------------------------------------------------------
@@ -215,7 +221,39 @@ def _shares(view, parent) -> bool:
     return (type(view) is _ndarray and view.size == 0) or np.may_share_memory(view, parent)
 
 
+def _keep(owner, log: dict, owners: dict, key: int):
+    """What `Aliases.owners` holds for `owner`: a weak reference that forgets `key`'s log when
+    the owner is freed (before its id can be reused), for an ndarray that owns its memory."""
+    if type(owner) is not _ndarray or owner.base is not None:
+        return owner
+
+    def forget(_, log=log, owners=owners, key=key):
+        log.pop(key, None)
+        owners.pop(key, None)
+
+    return weakref.ref(owner, forget)
+
+
+class Region:
+    """A logged region of a weakly held owner: its place in the owner's memory, not a view of
+    it (a view would keep the owner alive). `array()` is the view again, while the owner lives
+    (the log is forgotten when it dies)."""
+
+    __slots__ = ("owner", "offset", "shape", "strides", "dtype")
+
+    def __init__(self, region, owner) -> None:
+        self.owner = weakref.ref(owner)
+        self.offset = region.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        self.shape, self.strides, self.dtype = region.shape, region.strides, region.dtype
+
+    def array(self) -> np.ndarray:
+        return np.ndarray(self.shape, self.dtype, buffer=self.owner(), offset=self.offset,
+                          strides=self.strides)
+
+
 def _overlaps(value, region) -> bool:
+    if type(region) is Region:
+        region = region.array()
     if type(value) is not _ndarray or not np.may_share_memory(value, region):
         return False
     try:
@@ -229,6 +267,8 @@ def _within(region, outer) -> bool:
     of a contiguous `outer`; otherwise it answers False (the caller then refuses)."""
     if outer is None:
         return False
+    if type(region) is Region:
+        region = region.array()
     inner = region.__array_interface__
     bounds = outer.__array_interface__
     if (inner["data"][0], region.shape, region.strides) == (bounds["data"][0], outer.shape,

@@ -38,6 +38,7 @@ from ..rules.conform import conform_cotangent
 from ..engine.constants import depends, shares_exported
 from ..engine.detached import is_free
 from ..engine.hooks import Effect, Effects
+from ..engine.shedding import LARGE_BYTES, before_write, stand_in
 from ..engine.tape import Op, Tape
 from ..errors import MutationError
 from ..rules.rule import Rule
@@ -58,11 +59,15 @@ class Write(Effect):
     """What one write needs in reverse: where it wrote, and the values it replaced. As an
     `Effect`, the sweep undoes it when it gets no cotangent; its pullback undoes it otherwise."""
 
-    __slots__ = ("target", "index", "saved", "restored", "full", "in_var", "out_var", "value",
-                 "state", "written")
+    __slots__ = ("_target", "index", "saved", "restored", "full", "in_var", "out_var", "value",
+                 "state", "written", "shape", "dtype")
 
     def __init__(self, target, index, saved, full, in_var, out_var, value, state):
-        self.target = target
+        # An array that owns its memory is held weakly: once nothing else holds it (a loop's
+        # buffer, garbage in a cycle), no pullback reads it, and restoring it would change
+        # nothing anyone sees. A view is held (it keeps its base alive, which others may read).
+        self._target = weakref.ref(target) if target.base is None else target
+        self.shape, self.dtype = target.shape, target.dtype
         self.index = index
         self.saved = saved  # the overwritten values (after a restore: the written ones)
         self.restored = False
@@ -75,13 +80,21 @@ class Write(Effect):
         # else wrote that memory (`MutationState.undo_checking`); None for other writes
         self.written = None
 
+    @property
+    def target(self):
+        """The written array; None once it was freed (it was held weakly)."""
+        target = self._target
+        return target() if type(target) is weakref.ref else target
+
     def swap(self) -> None:
         """Put the saved values back and keep the current ones: restores, and then redoes."""
-        current = self.target[self.index]
-        if type(current) is _ndarray and np.may_share_memory(current, self.target):
-            current = current.copy()
-        self.target[self.index] = self.saved
-        self.saved = current
+        target = self.target
+        if target is not None:
+            current = target[self.index]
+            if type(current) is _ndarray and np.may_share_memory(current, target):
+                current = current.copy()
+            target[self.index] = self.saved
+            self.saved = current
         self.restored = not self.restored
 
     undo = swap
@@ -93,9 +106,8 @@ class Write(Effect):
     def pushforward(self, tangents, argnums):
         """The write's tangent, a write of tangents: the target's (zeros when it is constant)
         with the value's (zeros when it is constant) written at the index."""
-        target = self.target
-        out = np.zeros(target.shape, target.dtype) if argnums[0] != 0 else \
-            np.array(tangents[0], dtype=target.dtype, copy=True)
+        out = np.zeros(self.shape, self.dtype) if argnums[0] != 0 else \
+            np.array(tangents[0], dtype=self.dtype, copy=True)
         out[self.index] = tangents[-1] if argnums[-1] == 2 else 0
         return out
 
@@ -108,7 +120,8 @@ class Write(Effect):
         if self.full:  # nothing of the old target survives; the value gets all of g
             return (None, conform_cotangent(g, self.value)) if with_value else (None,)
         handed = self.state.handed
-        ours = handed.pop(self.out_var, None) is g  # then no one else holds g: zero in place
+        mine = handed.pop(self.out_var, None)  # then no one else holds g: zero in place
+        ours = mine is not None and mine() is g
         value_ct = None
         if with_value:
             value_ct = g[self.index]
@@ -117,7 +130,8 @@ class Write(Effect):
             value_ct = conform_cotangent(value_ct, self.value)
         target_ct = g if ours else np.array(g, copy=True)
         target_ct[self.index] = 0
-        handed[self.in_var] = target_ct
+        # weakly: a variable no write made (a buffer's allocation) never takes its entry back
+        handed[self.in_var] = weakref.ref(target_ct)
         return (target_ct, value_ct) if with_value else (target_ct,)
 
 
@@ -152,7 +166,7 @@ class MutationState(Effects):
         self.box_type = box_type
         self.writes: list[WriteOp] = []
         self.aliases = Aliases(tape, box_type)
-        self.handed: dict[int, Any] = {}  # variable -> cotangent buffer this module owns
+        self.handed: dict[int, Any] = {}  # variable -> weakref to a cotangent buffer it owns
         tape.set_effects(self)  # from now on, reads check for stale aliases
 
     @property
@@ -187,6 +201,8 @@ class MutationState(Effects):
         tape = self.tape
         out_var = tape.new_var()
         record = kind(target, index, saved, covers_all(index), in_var, out_var, value, self)
+        if tape.sheds_as_recorded and target.nbytes >= LARGE_BYTES:
+            target = stand_in(target)  # the sweep reads its shape and dtype; the record, all
         args = (target, index, value)
         op = WriteOp(_write_rule(signature_of(args)), args, {}, (in_var, None, value_var),
                      (out_var,), None, record)
@@ -242,10 +258,10 @@ class MutationState(Effects):
         for op in reversed(self.writes):
             record = op.residuals
             if not record.restored:
-                written = record.written
-                if written is not None and overwritten is None and \
-                        np.asarray(record.target[record.index]).tobytes() != written.tobytes():
-                    overwritten = record.target
+                written, target = record.written, record.target
+                if written is not None and overwritten is None and target is not None and \
+                        np.asarray(target[record.index]).tobytes() != written.tobytes():
+                    overwritten = target
                 record.swap()
         return overwritten
 
@@ -301,6 +317,7 @@ def setitem(box, index, value, what: str | None = None):
             "Write into a copy (buf = buf.copy()) made after handing it out, or hand it out "
             "after the traced writes.")
     saved = old.copy() if view else old
+    before_write(tape)  # the ops before it are shed at the memory they read (shedding.py)
     memory = target if target.flags.writeable else _writable(state, box, target, what)
     memory[index] = value_primal if value_var is None else written  # NumPy's own write
     in_var = box._var
@@ -352,14 +369,19 @@ def _writable(state: MutationState, box, target, what) -> np.ndarray:
 class Described:
     """Names a write in error messages; formatted only when an error is raised."""
 
-    __slots__ = ("what", "index", "target")
+    __slots__ = ("what", "index", "target", "shape", "dtype")
 
     def __init__(self, what, index, target):
-        self.what, self.index, self.target = what, index, target
+        # (weakly: the alias log keeps it, and must not keep the written array alive)
+        self.what, self.index, self.target = what, index, weakref.ref(target)
+        self.shape, self.dtype = target.shape, target.dtype
 
     def __str__(self) -> str:
         what = self.what or f"setitem {format_index(self.index)} = ..."
-        return f"{what} on {describe(self.target)}"
+        target = self.target()
+        if target is None:
+            target = np.broadcast_to(np.zeros((), self.dtype), self.shape)
+        return f"{what} on {describe(target)}"
 
 
 def _fit(value, shape, what):
