@@ -139,3 +139,15 @@ def test_hessian_of_array_and_asarray(source):
 
     got = rb.hessian(f, source=source)(X.copy())
     np.testing.assert_allclose(got, np.asarray(jax.hessian(f_jnp)(X)), rtol=1e-10, atol=1e-12)
+
+
+def test_a_jit_replay_of_array_and_asarray(source):
+    def f(x):
+        y = np.array(x, ndmin=2)
+        y[0, 0] = 1.0
+        return np.sum(np.asarray(x) * y) + np.sum(np.array([x[0], x[1]], ndmin=2) ** 2)
+
+    step = rb.jit(rb.grad(f, source=source))
+    for x in (X, X + 1.0, X * 2.0):
+        np.testing.assert_allclose(step(x.copy()), [1 + 2 * x[0], 4 * x[1], 2 * x[2], 2 * x[3]],
+                                   rtol=1e-12)
