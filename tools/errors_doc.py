@@ -88,11 +88,16 @@ EXAMPLES = [
             "tracing) or from a traced array (`np.zeros_like(x)`).",
             title="a write into a plain buffer"),
     Example(rb.TracingError,
-            "rb.grad(lambda x: np.sum(np.asarray(x)))(np.ones(3))",
-            "`np.asarray`, `np.array` or a library function that calls them (a SciPy function "
-            "outside NumPy's protocols: the message names it and its drop-in) converted a "
-            "traced value to a plain ndarray.",
-            "Build arrays with np.stack or np.concatenate; use `rulebridge.scipy`'s drop-in, or "
+            "from numpy import asarray  # bound before the trace: NumPy's own function\n"
+            "rb.grad(lambda x: np.sum(asarray(x)))(np.ones(3))",
+            "A library function that calls `np.asarray` or `np.array` (a SciPy function outside "
+            "NumPy's protocols: the message names it and its drop-in), or the differentiated "
+            "code through a name bound before the trace (`from numpy import asarray`, "
+            "`getattr(np, 'asarray')`), converted a traced value to a plain ndarray. "
+            "`np.asarray(x)` and `np.array(x)` spelled so in the differentiated code are "
+            "differentiable, as in autograd.numpy and jax.numpy.",
+            "Spell the call `np.asarray(x)` in the differentiated code; build arrays with "
+            "np.stack or np.concatenate; use `rulebridge.scipy`'s drop-in, or "
             "`rulebridge.import_rule` for another library's function.",
             title="np.asarray"),
     Example(rb.TracingError,

@@ -65,8 +65,11 @@ def refuse_array(value: str, buffer_fix: str) -> TracingError:
         "to a plain ndarray, which would cut the gradient.",
         fix="y = np.stack([a, b])  # or np.concatenate, np.hstack: build arrays from traced "
             "values with them",
-        details="Keep plain-array helpers out of the differentiated code; for a library "
-                "function, `f = rulebridge.import_rule(f)` gives it a rule.")
+        details="np.asarray(x) and np.array(x) spelled so in the differentiated code are "
+                "differentiable; not through a name bound before the trace (`from numpy import "
+                "asarray`, getattr) or a plain-array helper. Keep those out of the "
+                "differentiated code; for a library function, `f = rulebridge.import_rule(f)` "
+                "gives it a rule.")
 
 
 def nested_box(box: object) -> TracingError:

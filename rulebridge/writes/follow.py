@@ -5,8 +5,10 @@ NumPy gives no hook when a traced value is written into an array it knows nothin
 runs in this thread, a call `np.zeros(...)`, `np.empty`, `np.ones` or `np.full` made by the
 differentiated function's own Python returns a box of the tape, recorded by the engine's own
 allocation rule, so writes into it are recorded like writes into `np.zeros_like(x)`.
-`np.array`/`np.asarray` of a (nested) list holding traced values, and `np.mean([a, b])`-style
-calls of the functions in `LIST_FUNCTIONS`, record `np.stack` of the items so the gradient flows.
+`np.array`/`np.asarray` of a traced value are differentiable as in autograd.numpy and jax.numpy
+(the box, or a recorded copy, astype or reshape: rulebridge/writes/arrays.py); of a (nested)
+list holding traced values, and `np.mean([a, b])`- or `np.append([[1., 2.]], [[a, b]])`-style
+calls of the functions in `LIST_FUNCTIONS`, they record `np.stack` of the items.
 
 Only a real ndarray may reach code that is not the differentiated function's own Python:
 compiled code (numpy.random's Cython calling `np.empty` through the module, any C extension)
@@ -47,8 +49,10 @@ from typing import Callable
 import numpy as np
 
 from ..engine.box import Traced
+from ..engine.constants import constant_value
 from ..engine.detached import set_free
 from ..errors import TracingError
+from .arrays import array_of
 from .proof import proven
 from .sites import is_user_code
 
@@ -57,7 +61,7 @@ ARRAY_FUNCTIONS = ("array", "asarray")
 # NumPy functions often called on a list of traced values (np.mean([a, b])): their dispatch looks
 # at the list, not at its items, so the list reaches NumPy's conversion, which the boxes refuse.
 LIST_FUNCTIONS = ("mean", "sum", "prod", "max", "min", "amax", "amin", "std", "var", "average",
-                  "dot", "cumsum", "diff", "median")
+                  "dot", "cumsum", "diff", "median", "append")
 _NAMES = ALLOCATORS + ARRAY_FUNCTIONS + LIST_FUNCTIONS
 _ORIGINAL: dict[str, Callable] = {name: getattr(np, name) for name in _NAMES}
 _INEXACT = frozenset("fc")
@@ -267,23 +271,24 @@ def _primal(value):
 
 
 def _array_function(name: str):
-    """np.array / np.asarray: of a list holding traced values, `np.stack` of its items."""
+    """np.array / np.asarray of a traced value or of a list holding traced values: the box, a
+    recorded copy or `np.stack` of the items, as NumPy's call decides (rulebridge/writes/
+    arrays.py)."""
     original = _ORIGINAL[name]
 
     def wrapper(obj, *args, **kwargs):
+        if type(obj) is Traced:
+            if _tape_here() is None or constant_value(obj) is not None:
+                return original(obj, *args, **kwargs)  # no traced value: NumPy's conversion
+            return array_of(original, obj, args, kwargs, _stack)
         if type(obj) is not list and type(obj) is not tuple:
             return original(obj, *args, **kwargs)
         try:
             return original(obj, *args, **kwargs)  # no box, or boxes that hold no traced value
         except TracingError:
-            tape = _tape_here()
-            if tape is None or args or set(kwargs) - {"dtype"} or not _holds_box(obj):
+            if _tape_here() is None or not _holds_box(obj):
                 raise
-        stacked = _stack(obj)
-        dtype = kwargs.get("dtype")
-        if dtype is not None and np.dtype(dtype) != stacked.dtype:
-            stacked = np.astype(stacked, dtype)
-        return stacked
+        return array_of(original, obj, args, kwargs, _stack)
 
     return _named(wrapper, original)
 

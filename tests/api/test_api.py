@@ -69,13 +69,22 @@ def test_no_rule_error_names_function_signature_and_fix():
 
 @pytest.mark.parametrize("convert", [
     lambda x: float(np.sum(x)),
-    lambda x: np.sum(np.asarray(x)),
-    lambda x: np.array([x[0], x[1]], ndmin=2).sum(),  # a list of traced values is followed,
-    lambda x: np.array(x).sum(),                       # but not with these (tests/writes/test_plain_buffers.py)
+    lambda x: np.sum(x).item(),
 ])
 def test_cutting_the_gradient_is_refused(convert):
     with pytest.raises(rb.TracingError, match="cut the gradient"):
         rb.grad(convert)(np.ones(3))
+
+
+@pytest.mark.parametrize("convert", [
+    lambda x: np.sum(np.asarray(x) ** 2),  # as autograd.numpy's and jax.numpy's: differentiable
+    lambda x: np.array([x[0], x[1]], ndmin=2).sum() * x[2],
+    lambda x: (np.array(x) ** 3).sum(),  # (more in tests/writes/test_array_of_traced.py)
+])
+def test_array_and_asarray_of_traced_values_are_differentiated(convert):
+    x = np.array([0.3, 1.2, -0.7])
+    want = central_difference(convert, [x], 0, 1e-5)
+    np.testing.assert_allclose(rb.grad(convert)(x.copy()), want, rtol=1e-6, atol=1e-8)
 
 
 def test_non_scalar_output_is_refused():

@@ -313,8 +313,10 @@ def test_a_conversion_in_the_users_own_code_is_not_blamed_on_scipy():
 
     import rulebridge.scipy.integrate as rintegrate
 
-    def dynamics(y, t):  # called by SciPy's odeint, but np.asarray here is the user's
-        return -np.asarray(y)
+    asarray = np.asarray  # bound before the trace: NumPy's own, which refuses a traced value
+
+    def dynamics(y, t):  # called by SciPy's odeint, but the conversion here is the user's
+        return -asarray(y)
 
     # the dynamics are traced when the rule is checked before its first use
     with pytest.raises(rulebridge.ImportRuleError) as info:
@@ -323,6 +325,10 @@ def test_a_conversion_in_the_users_own_code_is_not_blamed_on_scipy():
     assert "its pullback raised TracingError: np.asarray, np.array or a library" in message
     assert "odeint converted" not in message
     assert scipy.integrate.odeint is not rintegrate.odeint
+    # spelled np.asarray(y) in the dynamics it is followed (issue 25): d/dy0 sum_t y0 e^-t
+    got = rulebridge.grad(lambda y0: np.sum(rintegrate.odeint(
+        lambda y, t: -np.asarray(y), y0, np.arange(3.0))))(X)
+    np.testing.assert_allclose(got, np.full(len(X), np.exp(-np.arange(3.0)).sum()), rtol=1e-6)
 
 
 def test_a_function_rulebridge_scipy_lacks_gets_the_import_rule_line():
