@@ -2,7 +2,7 @@
 replays it with NumPy alone after (docs/jit.md).
 
 - program.py: the tape compiled into straight-line Python, forward and reverse, with the
-  recorded decisions as guards;
+  recorded decisions as guards; runtime.py: what that code calls when it runs;
 - variant.py: one recorded program at one key, traced as the transformation would run, and how
   a replay builds the result;
 - environment.py: the state beyond the arguments a function reaches, checked unchanged before

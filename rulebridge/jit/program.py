@@ -34,6 +34,7 @@ runs an op of the recorded path that the eager program would not run.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -41,62 +42,15 @@ import numpy as np
 from ..engine.decisions import ASKED, same
 from ..engine.forwards import call_forward
 from ..engine.op import UNARY
-from ..rules.rule import CallForward, SparseCotangent, function_name
+from ..rules.rule import CallForward, function_name
 from .compacting import compacted, compacting, large_arguments
+from .runtime import GuardFailed, Mismatch, _accumulate, _decided
 
 _ndarray = np.ndarray
-
-
-class GuardFailed(Exception):
-    """A replay's value decided differently than the recorded one: the recorded ops are not
-    the path these inputs take (`index` is the decision's position in `Program.decisions`)."""
-
-    def __init__(self, index: int) -> None:
-        super().__init__(index)
-        self.index = index
-
-
-class Mismatch(Exception):
-    """A pullback's cotangent in a replay does not conform to its argument: the eager sweep,
-    with its contract checks, must run instead."""
-
-
-def _accumulate(prev: Any, ct: Any, primal: Any) -> Any:
-    """`prev` with `ct` added, as the eager sweep adds contributions (rulebridge/engine/sweep.py):
-    the first kept by reference, later ones summed into a new array; a sparse cotangent into a
-    dense copy of its own."""
-    if ct is None:
-        return prev
-    if type(ct) is SparseCotangent:
-        if prev is None:
-            total = np.zeros(np.shape(primal), np.result_type(primal))
-        else:
-            total = np.array(prev, dtype=np.result_type(primal))
-        ct.add_into(total)
-        return total
-    if type(primal) is _ndarray:
-        if not (type(ct) is _ndarray and ct.shape == primal.shape and ct.dtype == primal.dtype):
-            if not (isinstance(ct, np.generic) and primal.ndim == 0
-                    and ct.dtype == primal.dtype):
-                raise Mismatch
-    elif getattr(ct, "shape", None) != () or ct.dtype != (
-            primal.dtype if isinstance(primal, np.generic) else np.result_type(primal)):
-        raise Mismatch
-    return ct if prev is None else prev + ct
+__all__ = ["Program", "GuardFailed", "Mismatch"]
 
 
 _ATTRIBUTES = ("shape", "ndim", "size")  # questions an ndarray answers as an attribute
-
-
-def _decided(answer: Any, outcome: Any) -> bool:
-    """Is a re-run op's answer the recorded one: type, shape, dtype and bytes (a decision's
-    answer carries no gradient: a bool, an int, an index array), else as `same` compares."""
-    if type(answer) is not type(outcome):
-        return False
-    if type(answer) is _ndarray or isinstance(answer, np.generic):
-        return (answer.shape == outcome.shape and answer.dtype == outcome.dtype
-                and answer.tobytes() == outcome.tobytes())
-    return same(answer, outcome)
 
 
 class Program:
@@ -129,8 +83,20 @@ class Program:
         if self.inputs:
             body.append(", ".join(f"v{v}" for v in self.inputs) + ", = inputs")
         residuals = self._forward(body)
-        body.append("def backward(s):")
-        body += ["    " + line for line in self._backward(residuals)]
+        sweep = self._backward(residuals)
+        # The forward's values the sweep reads reach it in one tuple, unpacked into its fast
+        # locals, not a closure cell each: 1,000 cells a call set off the cyclic collector
+        # about once per replay of the 1,000-op chain (its young generation's threshold is 700
+        # objects), and its older ones every few. Measured with cachegrind on the chain over
+        # 10 warm replays (instructions + 10 per L1 miss, per op): 22.9k with cells, 20.3k
+        # with the tuple, against 20.3k hand-written (1.13x -> 1.00x; instructions 17.7k ->
+        # 15.8k against 15.7k).
+        read = "".join(f"{name}, " for name in _forward_names(sweep))
+        if read:
+            body += [f"_r = ({read})", "def backward(s, _r=_r):", f"    {read}= _r"]
+        else:
+            body.append("def backward(s):")
+        body += ["    " + line for line in sweep]
         outs = "".join(f"v{v}, " for v in self.outputs)
         body.append(f"return ({outs}), backward")
         lines += ["    " + line for line in body]
@@ -411,6 +377,14 @@ def _variables(var: Any):
         for item in var:
             if type(item) is int:
                 yield item
+
+
+def _forward_names(lines: list[str]) -> list[str]:
+    """The forward's locals (values `v`, residuals `q`) the sweep's lines read, in order."""
+    return list(dict.fromkeys(_FORWARD_NAME.findall("\n".join(lines))))
+
+
+_FORWARD_NAME = re.compile(r"\b[vq][0-9]+\b")
 
 
 def _literal(value: Any) -> bool:

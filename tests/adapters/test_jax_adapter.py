@@ -273,3 +273,21 @@ def test_clip_bounds_by_keyword_and_a_traced_bound_passed_by_keyword(source):
     if source == "jax":  # autograd defines no VJP with respect to a bound
         g_lo = rb.grad(lambda lo: np.sum(np.clip(x, a_min=lo, a_max=0.8)), source=source)(0.3)
         assert g_lo == 1.0  # one element (0.1) sits at the lower bound
+
+
+def test_loading_the_adapter_leaves_numpys_global_random_stream_alone():
+    # JAX's import draws from NumPy's global generator, and rulebridge imports it inside the
+    # user's first gradient: the user's seeded stream must not depend on that (a fresh process,
+    # so that the gradient is what imports JAX)
+    program = (
+        "import numpy as np, rulebridge as rb\n"
+        "np.random.seed(0); first = np.random.normal(size=2)\n"
+        "rb.grad(lambda x: np.sum(np.sin(x)), source='jax')(np.ones(2))\n"
+        "import sys; assert 'jax' in sys.modules\n"
+        "print(*np.random.normal(size=2), *first)\n")
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True).stdout.split()
+    expected = np.random.RandomState(0).normal(size=4)  # the stream np.random.seed(0) starts
+    np.testing.assert_array_equal(np.array(out[2:] + out[:2], dtype=float), expected)

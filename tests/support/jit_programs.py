@@ -173,6 +173,32 @@ def a_closure_constant_changed_in_place_is_recorded_again(b, source):
     b.same(g(x), np.cos(x * c) * c)
 
 
+def a_new_shape_is_a_new_key(b, source):
+    g = b.jit(rb.grad(chain, source=source))
+    for k, n in enumerate((3, 4, 3, 4, 3, 4)):
+        x = np.linspace(0.1, 1, n) * (1 + k / 10)  # new values at every call
+        b.same(g(x), rb.grad(chain, source=source)(x))
+    assert len(g.variants) == 2 and g.traces == 4 and g.replays == 4  # per key: trace, check
+    b.staged(g, 2, at_least=True)
+
+
+def a_rebound_closure_variable_is_recorded_again(b, source):
+    scale = 2.0
+
+    def f(x):
+        return np.sum(np.sin(x) * scale)
+
+    g = b.jit(rb.grad(f, source=source))
+    for x in inputs(3, shape=(3,)):
+        b.same(g(x), rb.grad(f, source=source)(x))
+    scale = 3.0  # noqa: F841 (read by f): a replay of the recorded 2.0 would be stale
+    for x in inputs(3, seed=1, shape=(3,)):
+        b.same(g(x), rb.grad(f, source=source)(x))
+        b.same(g(x), np.cos(x) * 3.0)
+    assert g.retraced and "'scale'" in g.retraced[-1], g.retraced
+    b.staged(g, 2, at_least=True)
+
+
 def randomness_drawn_inside_is_refused(b, source):
     with pytest.raises(JitError, match="draws random numbers"):
         b.jit(rb.grad(lambda a: np.sum(a * np.random.normal(size=3))))(np.ones(3))
@@ -248,8 +274,8 @@ PROGRAMS = [*(_transforms(kind) for kind in KINDS), value_and_grad_with_data_arg
             dict_parameters_and_argnums_tuple, writes_into_buffers_made_inside,
             a_flipped_branch_records_the_other_path, a_loop_count_taken_from_a_traced_value,
             a_mask_from_the_values_is_a_guard,
-            a_closure_constant_changed_in_place_is_recorded_again,
-            randomness_drawn_inside_is_refused, hessian_and_jacobian,
+            a_closure_constant_changed_in_place_is_recorded_again, a_new_shape_is_a_new_key,
+            a_rebound_closure_variable_is_recorded_again, randomness_drawn_inside_is_refused, hessian_and_jacobian,
             hvp_and_a_gradient_step_inside_a_loss]
 # Programs whose eager reference the NumPy back end's tests take from every source.
 BY_SOURCE = {"grad_of_the_chain", "value_and_grad_of_the_chain", "hessian_of_the_chain",

@@ -10,14 +10,33 @@ rulebridge_install = "pip install -e adapters/jax (from a checkout of rulebridge
 
 def __getattr__(name: str):
     if name == "JaxAdapter":
-        from .adapter import JaxAdapter
+        with _numpy_random_kept():
+            from .adapter import JaxAdapter
 
         return JaxAdapter
     if name == "jax_function":  # rulebridge.jit's JAX back end, handed out (exported.py)
-        from .exported import jax_function
+        with _numpy_random_kept():
+            from .exported import jax_function
 
         return jax_function
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _numpy_random_kept:
+    """Importing JAX draws from NumPy's global generator; rulebridge imports it lazily, inside
+    the user's first gradient, so the user's `np.random.seed(0)` stream would depend on whether
+    that gradient loaded this adapter (and rulebridge.jit would see a draw the function never
+    made). The generator's state is put back as it was."""
+
+    def __enter__(self) -> None:
+        import numpy as np
+
+        self.state = np.random.get_state()
+
+    def __exit__(self, *exc: object) -> None:
+        import numpy as np
+
+        np.random.set_state(self.state)
 
 
 __all__ = ["JaxAdapter", "jax_function"]
