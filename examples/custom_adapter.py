@@ -1,7 +1,8 @@
 """Writing an adapter: a source of rules of your own, here two hand-written ones.
 
 An adapter says which functions it covers and builds a `rulebridge.Rule` (a forward and a
-pullback) for one function at one concrete signature, or declines. Register it in the process
+pullback, optionally a pushforward for forward mode and a pullback rule for second derivatives)
+for one function at one concrete signature, or declines. Register it in the process
 with `rulebridge.register_adapter` (a distribution would declare an entry point in the group
 `rulebridge.adapters` instead; see docs/adapter-contract.md), then check each rule against
 finite differences with `rulebridge.check_rule` before trusting it.
@@ -48,8 +49,38 @@ class HyperbolicAdapter(rulebridge.Adapter):
             # optional, for forward mode (rulebridge.jvp, jacfwd): the output's tangent
             return conform_cotangent(derivative(x) * tangents[0], x)
 
+        def pullback_rule(x, cotangent, argnums):
+            # optional, for second derivatives (rulebridge.hessian, grad of grad): under nesting
+            # `pullback` runs on an enclosing differentiation's values and calls np.multiply,
+            # which this source has no rule for; so the pullback is offered as a function of
+            # flat arrays with a rule of its own, checked against central differences of it
+            return rulebridge.PullbackCall(self.pullback_as_rule(function, x, cotangent),
+                                           (x, cotangent), assemble=None)
+
         return Rule(function, signature, forward, pullback, source=self.name,
-                    source_version=self.version(), jvp=pushforward)
+                    source_version=self.version(), jvp=pushforward, pullback_rule=pullback_rule)
+
+    def pullback_as_rule(self, function, x, cotangent):
+        """A Rule for (x, g) -> (g * f'(x),), the pullback of `function` as a function."""
+        derivative = self.derivatives[function]
+        # the derivative's own derivative, from the same table: sinh'' = cosh' = sinh
+        second = self.derivatives[derivative]
+
+        def pullback_function(x, g):
+            return (g * derivative(x),)
+
+        pullback_function.__rulebridge_name__ = f"pullback of {rulebridge.function_name(function)}"
+
+        def pullback(residuals, cotangents, argnums):
+            _, (x, g), _ = residuals  # a CallForward's residuals: (output, args, kwargs)
+            gbar = cotangents[0] if cotangents[0] is not None else np.zeros_like(x)
+            cts = {0: gbar * g * second(x), 1: gbar * derivative(x)}  # d/dx and d/dg
+            return tuple(conform_cotangent(cts[i], (x, g)[i]) for i in argnums)
+
+        # its signature is that of the values under any boxes (rulebridge.primal)
+        signature = rulebridge.signature_of((rulebridge.primal(x), rulebridge.primal(cotangent)))
+        return Rule(pullback_function, signature, rulebridge.CallForward(pullback_function),
+                    pullback, source=self.name, source_version=self.version())
 
 
 class MistakenAdapter(HyperbolicAdapter):
@@ -91,6 +122,12 @@ def main(size=5, seed=0):
     xdot = np.ones_like(x)
     y, ydot = rulebridge.jvp(program, (x,), (xdot,), source="hyperbolic")
     assert np.allclose(ydot, np.sinh(np.sinh(x)) * np.cosh(x) * xdot, rtol=1e-12, atol=0)
+    # second derivatives: the pullbacks run again under an enclosing differentiation, through
+    # the rule each pullback offers (checked first against central differences of the pullback)
+    hessian = rulebridge.jacobian(rulebridge.elementwise_grad(program, source="hyperbolic"),
+                                  source="hyperbolic")(x)
+    s, c = np.sinh(x), np.cosh(x)  # d2/dx2 cosh(sinh x) = cosh(sinh x) cosh^2 x + sinh(sinh x) sinh x
+    assert np.allclose(hessian, np.diag(np.cosh(s) * c ** 2 + np.sinh(s) * s), rtol=1e-12, atol=0)
     _, tape = rulebridge.trace(program, x, source="hyperbolic")
     assert [op.rule.source for op in tape.ops] == ["hyperbolic", "hyperbolic"]
     try:  # a source named explicitly is the only one asked, and it covers two functions

@@ -148,11 +148,12 @@ EXAMPLES = [
             "An adapter is not installed, failed to import, or raised while building a rule.",
             "Install it (the message says how) or pick an installed source."),
     Example(rb.NestedDifferentiationError,
-            "rb.hessian(lambda a: np.sum(np.linalg.cholesky(a)), source='jax')(2 * np.eye(2))",
+            "rb.hessian(lambda a: np.sum(np.real(np.linalg.eigvals(a))), source='jax')(\n"
+            "    np.array([[2.0, 1.0], [0.0, 3.0]]))",
             "Nested differentiation (grad of grad, hessian, a gradient inside a loss) met a rule "
             "whose pullback is not NumPy code and which offers no verified rule for it (JAX "
-            "offers the VJP of its compiled pullback, checked before use, except for the "
-            "functions that read one triangle), so its derivative cannot be recorded; or a "
+            "offers the VJP of its compiled pullback, checked before use; JAX cannot "
+            "differentiate eigvals twice), so its derivative cannot be recorded; or a "
             "traced value escaped an earlier differentiation (a global, a closure) and is used "
             "again.",
             "Differentiate the inner level with a source whose pullbacks are NumPy code "

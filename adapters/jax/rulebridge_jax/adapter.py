@@ -100,9 +100,8 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
         jvp = pushforwards.rule_jvp(meaning.prepare)
         if rulebridge.reads_one_triangle(function):
             # (its pushforward would need the same conversion: forward mode uses the pullback)
-            # (and its pullback offered as a rule would too: a second derivative falls over to
-            # another source, or is refused naming this one)
-            pullback, jvp, pullback_rule = _one_triangle(pullback, function), None, None
+            pullback, jvp = _one_triangle(pullback, function), None
+            pullback_rule = _one_triangle_rule(pullback_rule, function)
         return Rule(function, signature, numpy_forward(function), pullback, source=self.name,
                     source_version=self.version(), jvp=jvp, pullback_rule=pullback_rule)
 
@@ -118,6 +117,25 @@ def _one_triangle(pullback: Callable, function: Callable) -> Callable:
         return call.cotangents(pullback((call.args, kwargs), g, argnums), argnums)
 
     return pullback_of_triangle
+
+
+def _one_triangle_rule(pullback_rule: Callable, function: Callable) -> Callable:
+    """The pullback offered as a rule, for a second derivative, with `_one_triangle`'s
+    conversion around it: the Hermitian matrix NumPy reads and the cotangent's conversion are
+    NumPy code on the enclosing level's boxes (recorded there), and between them JAX's pullback
+    at that matrix is one op of its own rule (again.py). That rule's function symmetrises its
+    matrix as JAX's eigh and cholesky do, so its check in every entry holds."""
+    def pullback_rule_of_triangle(residuals, g, argnums):
+        args, kwargs = residuals
+        call = rulebridge.one_triangle_call(function, args, kwargs)
+        if call is None:
+            return pullback_rule(residuals, g, argnums)
+        inner = pullback_rule((call.args, kwargs), g, argnums)
+        assemble = inner.assemble or (lambda outputs: outputs)
+        return rulebridge.PullbackCall(
+            inner.rule, inner.args, lambda outputs: call.cotangents(assemble(outputs), argnums))
+
+    return pullback_rule_of_triangle
 
 
 def _complex(spec) -> bool:
