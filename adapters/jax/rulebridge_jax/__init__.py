@@ -29,14 +29,19 @@ class _numpy_random_kept:
     made). The generator's state is put back as it was."""
 
     def __enter__(self) -> None:
+        import sys
+
         import numpy as np
 
-        self.state = np.random.get_state()
+        # only around JAX's own first import: a restore after that would rewind draws that
+        # another thread made meanwhile
+        self.state = None if "jax" in sys.modules else np.random.get_state()
 
     def __exit__(self, *exc: object) -> None:
         import numpy as np
 
-        np.random.set_state(self.state)
+        if self.state is not None:
+            np.random.set_state(self.state)
 
 
 __all__ = ["JaxAdapter", "jax_function"]
