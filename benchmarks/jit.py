@@ -13,6 +13,13 @@
 4. The chain's `jit(grad(f))` with the NumPy back end against the hand-written forward and
    backward. Target: <= 1.15x (instructions: benchmarks/instructions.py, <= 1.1x).
 
+Where two figures of row 3 are within the clock's noise of each other (rows whose VJPs are the
+whole cost, run by both: kron_sum, gp_lml), valgrind counts the instructions of one gradient
+instead, the NumPy back end's replay against autograd's, each as the difference of two processes
+(one warm-up gradient, then none or GRADIENTS more; benchmarks/instructions.py's method):
+
+    python -m benchmarks.jit --instructions kron_sum gp_lml
+
 Each jitted function is called until its program is recorded, staged and verified (the first
 replay is compared once with the eager call) before it is timed: the figures are of replays.
 """
@@ -132,13 +139,59 @@ def row_figures(case, backends: list[str], repeats: int) -> dict:
     return row
 
 
+ROW_GRADIENTS = 5  # counted gradients per row, after the warm-up
+
+
+def row_gradient(row: str, contestant: str):
+    """One gradient of suite row `row`: the NumPy back end's replay, warm, or autograd's."""
+    case = next(c for c in CASES if c.name == row)
+    args = case.make_args(np.random.default_rng(0))
+    if contestant == "autograd":
+        gradient = autograd_gradient(case, args)
+    else:
+        gradient = rb.jit(rb.grad(lambda *a: case.function(np, *a), tuple(range(len(args)))))
+        for _ in range(10):  # recorded, its first replay checked, and warm
+            gradient(*args)
+    return lambda: gradient(*args)
+
+
+def row_instructions(rows: list[str]) -> None:
+    from benchmarks.instructions import count_instructions
+
+    table_rows = []
+    for row in rows:
+        per_gradient = {}
+        for contestant in ("numpy", "autograd"):
+            counts = [count_instructions(["benchmarks.jit", "--child", row, contestant, str(k)])
+                      for k in (0, ROW_GRADIENTS)]
+            per_gradient[contestant] = (counts[1] - counts[0]) / ROW_GRADIENTS
+        table_rows.append([row, f"{per_gradient['numpy'] / 1e6:.2f}M",
+                           f"{per_gradient['autograd'] / 1e6:.2f}M",
+                           f"{per_gradient['numpy'] / per_gradient['autograd']:.3f}"])
+    print("instructions per gradient (valgrind), the NumPy back end's replay against autograd")
+    print(table(["row", "rb.jit numpy", "autograd", "ratio"], table_rows))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json")
+    parser.add_argument("--instructions", nargs="+", metavar="ROW",
+                        choices=[c.name for c in CASES if c.autograd],
+                        help="count instructions per gradient of these suite rows instead")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     add_clock_option(parser)
     args = parser.parse_args(argv)
+    if args.child:
+        row, contestant, gradients = args.child
+        gradient = row_gradient(row, contestant)
+        for _ in range(1 + int(gradients)):
+            gradient()
+        return 0
+    if args.instructions:
+        row_instructions(args.instructions)
+        return 0
     use_clock(args.clock)
     figures: dict = {"chain numpy": numpy_chain_figures(args.ops, args.repeats)}
     c = figures["chain numpy"]

@@ -14,9 +14,9 @@ from typing import Any, Callable, Concatenate, Literal, ParamSpec, Sequence, Typ
 
 import numpy as np
 
-from .boundary import (name_of, new_tape, one_like, positions_of,  # noqa: F401 (new_tape: docs)
-                       scalar_output, seeds_of)
+from .boundary import name_of, new_tape, positions_of  # noqa: F401 (new_tape: docs)
 from .call import Call, jacobian_block, one_or_tuple, real_call, transformed
+from .seeds import one_like, scalar_output, seeds_of
 from .checking.gradcheck import check_gradient
 from .engine.collector import collector_paused
 from .engine.result import Constant

@@ -11,6 +11,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from .boundary import Ownership, Run, name_of, positions_of
+from .seeds import undefined_where_nan
 from .engine.box import Traced
 from .errors import UsageError
 from .rules.levels import primal
@@ -95,8 +96,9 @@ def jacobian_block(call: Call, k: int) -> tuple:
     var = call.variables[k]
     if var is not None:
         seed = _zeros(shape, np.result_type(value))
+        ones = undefined_where_nan(np.ones_like(value), np.asarray(value))  # NaN: no derivative
         for j in range(seed.size):
-            seed.flat[j] = 1
+            seed.flat[j] = ones.flat[j]
             # A copy per row: the sweep may hand the seed back as a cotangent, and its next
             # row must not change what this one returned.
             cts = run.sweep({var: seed.copy() if type(value) is _ndarray else seed[()]})

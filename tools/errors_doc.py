@@ -138,8 +138,8 @@ EXAMPLES = [
             "is refused, nothing is kept for the key, and the next call's inputs are checked "
             "again. Inputs holding NaN or inf are checked at finite stand-ins (each such entry "
             "replaced by the median of its argument's finite entries): a rule that passes there "
-            "is used at the real inputs, so NaN propagates as NumPy's function propagates it; "
-            "one that fails there is refused.",
+            "is used at the real inputs, and an output whose value is NaN there has a NaN "
+            "gradient wherever it reads an input; one that fails there is refused.",
             "Call the function in a configuration a source supports (compat_matrix.md), at "
             "inputs inside its smooth domain, prefer or install another source, or report the "
             "rule; `rulebridge.trust()` uses unverified rules unchecked."),

@@ -24,9 +24,10 @@ Inputs that hold NaN or inf are no verdict either, and never a reason to use a r
 the candidate is checked again at finite stand-ins of the traced inputs (each NaN or inf entry
 replaced by the median of its argument's finite entries: refine.py `finite_stand_in`), where a
 pass or a fail is the key's verdict as at any finite inputs. A rule that passed there is used at
-the real inputs, so NaN propagates as the rule's arithmetic propagates it (NumPy's own function
-gives NaN there, and the derivative is undefined); otherwise the call is refused. Finite inputs
-where NumPy's value is not finite (log at 0) have no derivative: refused, as at a kink.
+the real inputs; an output whose value is NaN there has no derivative, and its gradient is NaN
+wherever it reads an input (seeds.py `undefined_where_nan`); otherwise the call is refused.
+Finite inputs where NumPy's value is not finite (log at 0) have no derivative: refused, as at a
+kink.
 
 `trust()` turns this off: unverified rules are used unchecked, as the user asked.
 """

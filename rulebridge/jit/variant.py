@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..boundary import Ownership, as_argument, boxable, one_like, positions_of, scalar_output
+from ..boundary import Ownership, as_argument, boxable, positions_of
+from ..seeds import one_like, scalar_output
 from ..call import Call, jacobian_block, one_or_tuple, real_call
 from ..engine.collector import collector_paused
 from ..engine.detached import plain

@@ -1,5 +1,7 @@
 """NaN and inf inputs propagate as NumPy would: values are NumPy's own, gradients are what the
-rule's source computes on the same inputs, and the engine itself never raises on them."""
+rule's source computes on the same inputs where the value is a number, NaN where it is NaN (it
+has no derivative: tests/api/test_undefined_at_nan.py), and the engine itself never raises on
+them."""
 
 import warnings
 
@@ -46,7 +48,10 @@ def test_special_values_propagate_like_the_source(program, inputs):
         expected_value = f(np, x)
         expected_gradient = autograd.grad(lambda x: f(anp, x))(x)
     np.testing.assert_array_equal(value, expected_value)
-    np.testing.assert_array_equal(gradient, expected_gradient)  # NaN where autograd has NaN
+    if np.isnan(expected_value):  # every program here reads every entry of x
+        assert np.isnan(gradient).all(), gradient
+    else:
+        np.testing.assert_array_equal(gradient, expected_gradient)  # NaN where autograd has NaN
 
 
 @pytest.mark.parametrize("inputs", sorted(SPECIAL))

@@ -42,6 +42,11 @@ def test_a_right_rule_first_used_at_nan_propagates_it_and_is_verified():
         warnings.simplefilter("error", rb.UncheckedRuleWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
         g = rb.grad(lambda v: np.sum(np.sin(v)), source="autograd")(x)
+    assert np.isnan(g).all()  # the sum is NaN: it has no derivative (test_undefined_at_nan.py)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rb.UncheckedRuleWarning)
+        (y, pullback) = rb.vjp(np.sin, x, source="autograd")  # each output its own
+        (g,) = pullback(np.ones_like(x))
     np.testing.assert_array_equal(np.isnan(g), np.isnan(x))
     np.testing.assert_allclose(g[~np.isnan(x)], np.cos(x[~np.isnan(x)]), rtol=1e-12)
     rule = rb.rule_for(np.sin, rb.signature_of((x,)), "autograd")
