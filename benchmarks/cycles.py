@@ -22,7 +22,13 @@ write's record holds a buffer that owns its memory weakly, the alias log forgets
 and the cotangent buffers the writes hand on are held weakly in the sweep). Printed beside them,
 not within 2x, with what holds the memory (`HELD`): `traced` (a traced temporary
 `s * np.ones(N)` in a cycle: the pullback for `s` is `sum(g * ones)`, which reads all N
-elements, so every reverse mode keeps one factor per iteration, autograd and JAX too: needed).
+elements, so the factor `ones` of every iteration is kept for the sweep: 2000 x 800 KB). The
+same program under autograd's and JAX's own reverse modes is measured beside it
+(benchmarks/cycles_sources.py; docs/performance.md has the figures): both keep that factor too,
+and autograd's `n.data[0]` VJP keeps the 800 KB product as well (its closure reads `vspace(A)`
+at the sweep), about twice rulebridge's peak. JAX's buffers are not tracemalloc's, so its peak
+is resident memory's, each in a process of its own, beside plain NumPy's and rulebridge's
+measured the same way.
 """
 
 from __future__ import annotations
@@ -74,12 +80,20 @@ def closures(x):
     return s
 
 
-def traced(x):
-    s = 0.0
-    for _ in range(ITERATIONS):
-        n = Node(np.sum(x) * np.ones(N))  # depends on x
-        s = s + n.data[0]
-    return s
+def traced_in(xp, iterations: int | None = None):
+    """`traced`, written with `xp` (numpy, autograd.numpy or jax.numpy: the sources' own
+    reverse modes measure it so, benchmarks/cycles_sources.py)."""
+    def traced(x):
+        s = 0.0
+        for _ in range(ITERATIONS if iterations is None else iterations):
+            n = Node(xp.sum(x) * xp.ones(N))  # depends on x
+            s = s + n.data[0]
+        return s
+
+    return traced
+
+
+traced = traced_in(np)
 
 
 def scalars(x):
@@ -111,7 +125,8 @@ def written(x):
 PROGRAMS = {f.__name__: f for f in (objects, closures, traced, scalars, views, written)}
 WITHIN_2X = ("objects", "closures", "scalars", "views", "written")
 HELD = {  # what keeps each iteration's 800 KB alive until the sweep, where it is kept
-    "traced": "needed: the product's pullback for s reads the whole factor (sum(g * ones))",
+    "traced": "needed: the product's pullback for s reads the whole factor (sum(g * ones)); "
+              "autograd and JAX keep it too",
 }
 
 
@@ -141,6 +156,10 @@ def main(names: list[str]) -> None:
         print(f"  {name:9} plain NumPy {plain / 1e6:7.1f} MB   rulebridge.grad {ours / 1e6:7.1f} MB"
               f"   {ours / plain:5.2f}x"
               f"{'' if name in WITHIN_2X else '  (not within 2x: ' + HELD[name] + ')'}")
+        if name == "traced":  # the same program under the sources' own reverse modes
+            from benchmarks.cycles_sources import report
+
+            print(report(plain))
 
 
 if __name__ == "__main__":

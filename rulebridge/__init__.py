@@ -41,7 +41,7 @@ from .rules.keys import key_of, spelled_for
 from .rules.namespaces import dispatched_functions, dispatches
 from .rules.levels import primal
 from .rules.registry import REGISTRY
-from .rules.rule import CallForward, PullbackCall, Rule, SparseCotangent, function_name
+from .rules.rule import ArgumentsForward, CallForward, PullbackCall, Rule, SparseCotangent, function_name
 from .rules.signature import (Signature, SpecInfo, format_signature, format_spec,
                               is_differentiable, parse_signature, signature_of, spec_of)
 from .rules.speed import measure_rules
@@ -207,7 +207,7 @@ __all__ = [
     "register_container", "hessian", "hvp", "jacrev",
     "jit", "Jitted", "JitError",
     "Adapter", "AdapterError", "AdapterInfo", "AdapterWarning", "ArgumentError", "UsageError",
-    "CallForward", "CheckResult", "PullbackCall",
+    "ArgumentsForward", "CallForward", "CheckResult", "PullbackCall",
     "DIFFERENTIABLE_DTYPES", "Declined", "ENTRY_POINT_GROUP", "ImportRuleError", "MutationError",
     "NestedDifferentiationError", "NoDerivativeError", "NoRuleError", "Op", "ReplayError", "Rule", "RuleCheckError",
     "RuleContractError", "RulebridgeError", "Signature", "SparseCotangent", "SpecInfo", "Tape",

@@ -86,6 +86,11 @@ class Wrapped(Rule):
         inner = None if chosen is None else chosen.compacted(residuals[1], argnums)
         return None if inner is None else (chosen, inner)
 
+    def rebased(self, residuals: Any, args: tuple) -> Any:
+        chosen = self._compacting(residuals)
+        inner = None if chosen is None else chosen.rebased(residuals[1], args)
+        return None if inner is None else (chosen, inner)
+
     def _compacting(self, residuals: Any) -> Rule | None:
         """The chosen rule, when the engine may compact its residuals inside `residuals`."""
         if self.policy is None or not self.policy.compacts:

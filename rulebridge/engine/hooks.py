@@ -108,6 +108,11 @@ class Writes:
         adapters' code must see while it builds one (rulebridge/writes/follow.py)."""
         return contextlib.nullcontext()
 
+    def follows_views(self, function: Callable) -> bool:
+        """Does a write through the output of `function` find its parent in the op's first
+        argument (rulebridge/writes/views.py)? Shedding then keeps that argument as it is."""
+        return False
+
     def independent(self, rule) -> bool:
         """Is `rule` an allocation, whose output depends on no argument's value but a fill
         value's (`np.zeros_like(x)`)? See rulebridge/engine/constants.py."""

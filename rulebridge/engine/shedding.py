@@ -59,9 +59,11 @@ def _shed(tape, start: int, writes_may_follow: bool) -> None:
 
     A large traced argument becomes a stand-in; a small one that is a view of a large array (a
     row `x[i]` of a large temporary) a copy of its own, exact, so the op does not keep the whole
-    array alive. While writes may follow, an argument the op's output is a view of is where a
-    write through that view finds its parent (rulebridge/writes/views.py): it is kept by weak
-    reference (`shed_parent`), since a parent no one holds has no views left to write through."""
+    array alive: the rule is handed the copy too (`Rule.rebased`, before `compact`, so a VJP made
+    now captures the copy, not the view). While writes may follow, an argument the op's output
+    is a view of is where a write through that view finds its parent
+    (rulebridge/writes/views.py): it is kept by weak reference (`shed_parent`), since a parent
+    no one holds has no views left to write through."""
     entries = tape.entries
     for index in range(start, len(entries)):
         rule, args, kwargs, inputs, outputs, structure, residuals = entries[index]
@@ -70,34 +72,65 @@ def _shed(tape, start: int, writes_may_follow: bool) -> None:
         argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
         if structure is UNARY:
             output = residuals
-            compacted = rule.compacted((residuals, args, None), argnums)  # CallResiduals' fields
-            if compacted is None:
-                continue  # its residuals are made from Op.args: x must stay
-            structure, residuals = None, compacted
         else:
             call = rule.call_residuals(residuals)
             output = writes_may_follow if call is None else call[0]  # (True: not known)
+        # A function whose views writes follow: its output is a view of its first argument
+        # even where the residuals do not show the output (`True`, not known).
+        viewing = output is True and tape.writes.follows_views(rule.function)
+        copies = _copies(args, inputs, output, writes_may_follow and (
+            output is not True or viewing))
+        rule_args = args if copies is None else tuple(
+            copies.get(i, value) for i, value in enumerate(args))
+        if structure is UNARY:
+            compacted = rule.compacted((residuals, rule_args, None), argnums)  # CallResiduals'
+            if compacted is None:
+                if copies is None:
+                    continue  # its residuals are made from Op.args: x must stay
+            else:
+                structure, residuals = None, compacted
+        else:
+            if copies is not None:
+                rebased = rule.rebased(residuals, rule_args)
+                if rebased is not None:
+                    residuals = rebased
             compacted = rule.compacted(residuals, argnums)
             if compacted is not None:
                 residuals = compacted
         shed = []
-        for value, var in zip(args, inputs):
+        for i, (value, var) in enumerate(zip(args, inputs)):
             if type(var) is not int or type(value) is not _ndarray:
                 shed.append(value)
+            elif copies is not None and i in copies:
+                shed.append(copies[i])
             elif writes_may_follow and _aliases(output, value):
-                if output is True or value.size < 2 or not (_is_large(value)
-                                                            or _views_large(value)):
+                if (output is True and not (viewing and i == 0)) or value.size < 2 or not (
+                        _is_large(value) or _views_large(value)):
                     shed.append(value)  # not known what reads it
                 else:
                     _parents(tape)[index] = weakref.ref(value)
                     shed.append(stand_in(value))
             elif _is_large(value):
                 shed.append(stand_in(value))
-            elif _views_large(value):
-                shed.append(frozen(value))
             else:
                 shed.append(value)
         entries[index] = (rule, tuple(shed), kwargs, inputs, outputs, structure, residuals)
+
+
+def _copies(args: tuple, inputs: tuple, output, viewed: bool) -> dict | None:
+    """Position -> a frozen copy, for each traced argument that is a small view of a large
+    array, unless the op's output may be a view of it a write follows back to it (`viewed`:
+    writes may follow, and the output is known, or from a function whose views writes follow).
+    None: no argument is. Paid only here, on ops that hold a view of a large array, never on
+    an op's record."""
+    copies = None
+    for i, (value, var) in enumerate(zip(args, inputs)):
+        if (type(var) is int and type(value) is _ndarray and not _is_large(value)
+                and _views_large(value) and not (viewed and _aliases(output, value))):
+            if copies is None:
+                copies = {}
+            copies[i] = frozen(value)
+    return copies
 
 
 def shed_parent(tape, index: int, value):

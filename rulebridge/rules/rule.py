@@ -78,30 +78,50 @@ class CallResiduals(NamedTuple):
     kwargs: Any
 
 
-class CallForward:
-    """The forward most imported rules have, as a value the engine recognises: the primal is
-    `function(*args, **kwargs)` and the residuals are `CallResiduals` (output, args, kwargs or
-    None). The engine runs it inline on its hot path (no call of the forward itself); called as a
-    forward, it does the same. A wrapped rule (rulebridge/checking/wrapping.py) is simply not a
-    `CallForward`, so its policy always runs."""
+class _FunctionForward:
+    """A forward that calls `function` (see its two kinds below), with an optional
+    `compact(residuals, argnums) -> residuals`, which the engine calls once the forward pass is
+    over on each op holding a large array (output or argument): the new residuals keep only what
+    the pullback of those traced arguments needs, and the rule's pullback must accept them as
+    well as the plain ones."""
 
     __slots__ = ("function", "compact")
 
     def __init__(self, function: Callable,
                  compact: "Callable[[tuple, tuple], Any] | None" = None) -> None:
         self.function = function
-        # Optional `compact(residuals, argnums) -> residuals`, which the engine calls once the
-        # forward pass is over on each op holding a large array (output or argument): the new
-        # residuals keep only what the pullback of those traced arguments needs, and the rule's
-        # pullback must accept them as well as the plain ones.
         self.compact = compact
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({function_name(self.function)})"
+
+
+class CallForward(_FunctionForward):
+    """The forward most imported rules have, as a value the engine recognises: the primal is
+    `function(*args, **kwargs)` and the residuals are `CallResiduals` (output, args, kwargs or
+    None). The engine runs it inline on its hot path (no call of the forward itself); called as a
+    forward, it does the same. A wrapped rule (rulebridge/checking/wrapping.py) is simply not a
+    `CallForward`, so its policy always runs. `compact` is optional (`_FunctionForward`)."""
+
+    __slots__ = ()
 
     def __call__(self, args: tuple, kwargs) -> "tuple[Any, tuple]":
         out = self.function(*args, **kwargs) if kwargs else self.function(*args)
         return out, (out, args, kwargs or None)  # CallResiduals' fields, as the engine makes them
 
-    def __repr__(self) -> str:
-        return f"CallForward({function_name(self.function)})"
+
+class ArgumentsForward(_FunctionForward):
+    """A forward whose residuals are the call's arguments alone: the primal is
+    `function(*args, **kwargs)` and the residuals are `(args, kwargs)`, the very tuple and
+    mapping it was called with (the JAX adapter's, whose pullback reads no output). Declaring it
+    lets the engine hand the pullback other arrays of the same values in place of the arguments
+    (`Rule.rebased`): a compact copy of a small view, so the view's large base can be freed.
+    `compact` is optional, as for `CallForward`."""
+
+    __slots__ = ()
+
+    def __call__(self, args: tuple, kwargs) -> "tuple[Any, tuple]":
+        return self.function(*args, **kwargs), (args, kwargs)
 
 
 class SparseCotangent:
@@ -211,8 +231,20 @@ class Rule:
         """What `CallForward.compact` keeps of `residuals` for the pullback of `argnums`; None
         where the rule has no compact (rulebridge/engine/shedding.py)."""
         forward = self.forward
-        if type(forward) is CallForward and forward.compact is not None:
+        if ((type(forward) is CallForward or type(forward) is ArgumentsForward)
+                and forward.compact is not None):
             return forward.compact(residuals, argnums)
+        return None
+
+    def rebased(self, residuals: Any, args: tuple) -> Any:
+        """`residuals` with the op's positional arguments replaced by `args`, arrays of the same
+        values (rulebridge/engine/shedding.py: compact copies of small views of large arrays);
+        None where the rule's residuals are not known to hold the arguments as they came."""
+        forward = self.forward
+        if type(forward) is CallForward:
+            return (residuals[0], args, residuals[2])  # CallResiduals' fields
+        if type(forward) is ArgumentsForward:
+            return (args, residuals[1])
         return None
 
     def describe(self) -> str:

@@ -23,6 +23,7 @@ from ..rules.signature import SpecInfo
 from .indices import contains_box
 from .nested import nested_setitem, stored_back, writes_lower_level
 from .untake import NESTED_PULLBACKS, untake, untake_rule
+from .views import VIEWS
 from .write import _refuse_nested, _write_rule, setitem as first_order_setitem
 
 _ndarray = np.ndarray
@@ -289,6 +290,9 @@ class Routes(Writes):
     refuse_ufunc_at = staticmethod(refuse_ufunc_at)
     engine_rule = staticmethod(engine_rule)
     nested_pullback = staticmethod(NESTED_PULLBACKS.get)
+
+    def follows_views(self, function) -> bool:
+        return function in VIEWS
 
     def independent(self, rule) -> bool:
         return rule.function in _ALLOCATORS and rule.source == "rulebridge"

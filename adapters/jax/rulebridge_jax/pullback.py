@@ -20,6 +20,7 @@ affected). float32 inputs stay float32: JAX, like NumPy, does not promote float3
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import jax
@@ -233,12 +234,26 @@ def _numbers_only(sequence) -> bool:
         or (isinstance(item, jax.Array) and item.ndim == 0) for item in sequence)
 
 
-def numpy_forward(function: Callable) -> Callable:
-    """A `Rule.forward` running NumPy's own function; its residuals are just the arguments."""
-    def forward(args, kwargs):
-        return function(*args, **kwargs), (args, kwargs)
+def numpy_forward(function: Callable) -> rulebridge.ArgumentsForward:
+    """A `Rule.forward` running NumPy's own function; its residuals are just the arguments,
+    `(args, kwargs)`, declared as such so the engine may hand the pullback a compact copy of a
+    small view of a large array instead of the view (rulebridge/engine/shedding.py). Of a
+    function linear in its first argument (`x[i]`, reshape, transpose) the pullback reads only
+    that argument's shape and dtype: shed, it keeps a stand-in of one element, not `x`."""
+    if function in _LINEAR_IN_FIRST:
+        return rulebridge.ArgumentsForward(function, compact=_shape_of_first)
+    return rulebridge.ArgumentsForward(function)
 
-    return forward
+
+_LINEAR_IN_FIRST = frozenset([operator.getitem, np.reshape, np.transpose])
+
+
+def _shape_of_first(residuals, argnums):
+    args, kwargs = residuals
+    first = args[0]
+    if type(first) is not _ndarray or argnums != (0,):
+        return residuals  # as recorded: the pullback of another argument may read it
+    return (np.broadcast_to(np.zeros((), first.dtype), first.shape),) + args[1:], kwargs
 
 
 def _only_arrays(args: tuple) -> bool:
