@@ -25,6 +25,12 @@ class Tally:
     def programs(self) -> int:
         return sum(self.outcomes.values())
 
+    def __str__(self) -> str:
+        """The tally as the README's reliability table reads it (`pytest -m slow -rP`)."""
+        return (f"{self.programs} programs ({dict(self.dtypes)}), outcomes "
+                f"{dict(self.outcomes.most_common())}, {len(self.ops)} catalog entries drawn, "
+                f"{self.seconds:.0f} s")
+
     def assert_passes(self, share: float) -> None:
         """At least `share` of the programs the source has rules for pass. One source alone
         lacks rules for some ops (autograd has no nansum), and its refusals there are right;

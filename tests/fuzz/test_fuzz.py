@@ -22,6 +22,7 @@ def test_random_programs_match_finite_differences():
 @pytest.mark.slow
 def test_two_thousand_random_programs():
     tally = fuzz(SLOW_PROGRAMS)
+    print(tally)
     assert tally.programs >= SLOW_PROGRAMS
     assert tally.outcomes["pass"] >= 0.9 * tally.programs, tally.outcomes
     unused = set(STEPS) - set(tally.ops)
@@ -36,6 +37,7 @@ def test_random_programs_keep_every_rule_contract_in_debug_mode():
 @pytest.mark.slow
 def test_four_hundred_random_programs_keep_every_rule_contract_in_debug_mode():
     tally = fuzz(DEBUG_PROGRAMS[1], checked=True)
+    print(tally)
     assert not any(o.startswith("error:RuleContract") for o in tally.outcomes), tally.outcomes
 
 

@@ -18,4 +18,5 @@ def test_random_programs_in_forward_mode_match_finite_differences(source):
 @pytest.mark.slow
 def test_six_hundred_random_programs_in_forward_mode():
     tally = fuzz_forward(SLOW_PROGRAMS)
+    print(tally)
     assert tally.outcomes["pass"] >= 0.8 * tally.programs, tally.outcomes

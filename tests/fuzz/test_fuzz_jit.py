@@ -26,4 +26,5 @@ def test_random_programs_staged_into_jax_replay_as_their_eager_call():
 @pytest.mark.parametrize("backend", ["numpy", "jax"])
 def test_a_thousand_random_programs_replay_as_their_eager_call(backend):
     tally = fuzz_jit(SLOW_PROGRAMS, backend=backend)
+    print(tally)
     assert tally.outcomes["pass"] >= 0.5 * tally.programs, tally.outcomes

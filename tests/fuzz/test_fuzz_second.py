@@ -18,4 +18,5 @@ def test_random_programs_second_derivatives_match_differences_of_the_gradient(so
 @pytest.mark.slow
 def test_five_hundred_random_programs_differentiated_twice():
     tally = fuzz_second(SLOW_PROGRAMS)
+    print(tally)
     assert tally.outcomes["pass"] >= 0.6 * tally.programs, tally.outcomes
