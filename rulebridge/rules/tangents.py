@@ -29,6 +29,12 @@ import numpy as np
 from .rule import function_name
 from .triangles import always
 
+# A pullback offered as a function (Rule.pullback_rule) whose leading inputs are a call's
+# arguments says so in this attribute: `(function, args, kwargs, positions)`, with positions[k]
+# the argument of `function` its input k is (None: a cotangent or a container's item). Its
+# checks keep those inputs in `function`'s domain (adapters/autograd/rulebridge_autograd/again.py).
+PRIMAL = "__rulebridge_primal__"
+
 # A step moves every element by at most this fraction of its distance to the domain's edge:
 # central differences then see the function's curvature over 1% of the way to a pole.
 MARGIN = 0.01
@@ -230,6 +236,9 @@ def tangent_space(function: Callable, args: tuple, kwargs: dict,
                   argnums: Sequence[int]) -> TangentSpace | None:
     """The tangent space a check of `function(*args, **kwargs)` in `argnums` steps along, or
     None when `function` declares none for those arguments (every direction is in its domain)."""
+    primal = getattr(function, PRIMAL, None)
+    if primal is not None:
+        return _of_pullback(primal, args, tuple(argnums))
     declared = TANGENTS.get(function_name(function))
     if not declared:
         return None
@@ -247,3 +256,40 @@ def tangent_space(function: Callable, args: tuple, kwargs: dict,
     if not applying:
         return None
     return TangentSpace(bound, applying, positions, argnums)
+
+
+def _of_pullback(primal: tuple, args: tuple, argnums: tuple) -> "Transported | None":
+    function, primal_args, kwargs, positions = primal
+    at = {k: positions[k] for k in argnums if k < len(positions) and positions[k] is not None}
+    inner = tangent_space(function, primal_args, kwargs, tuple(sorted(set(at.values()))))
+    return None if inner is None else Transported(inner, primal_args, at, argnums)
+
+
+class Transported:
+    """A call's tangent space, seen from a function whose inputs include that call's arguments
+    (its pullback: the input `k` is argument `at[k]`); the other inputs move freely."""
+
+    def __init__(self, inner: TangentSpace, primal_args: tuple, at: dict[int, int],
+                 argnums: tuple) -> None:
+        self.inner, self.primal_args, self.at, self.argnums = inner, primal_args, at, argnums
+
+    def _primal(self, args: tuple, xdot: Sequence[Any]) -> tuple[tuple, list]:
+        full = list(self.primal_args)
+        by_argument = {}
+        for j, k in enumerate(self.argnums):
+            if k in self.at:
+                full[self.at[k]] = args[k]
+                by_argument[self.at[k]] = xdot[j]
+        return tuple(full), [by_argument[i] for i in self.inner.argnums]
+
+    def project(self, args: tuple, xdot: Sequence[Any]) -> list:
+        full, inner = self._primal(args, xdot)
+        projected = dict(zip(self.inner.argnums, self.inner.project(full, inner)))
+        return [projected[self.at[k]] if k in self.at else d
+                for k, d in zip(self.argnums, xdot)]
+
+    def room(self, args: tuple, xdot: Sequence[Any]) -> float:
+        return self.inner.room(*self._primal(args, xdot))
+
+    def describe(self, args: tuple) -> str:
+        return self.inner.describe(self._primal(args, [None] * len(self.argnums))[0])

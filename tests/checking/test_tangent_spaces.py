@@ -143,3 +143,30 @@ def test_lookup_says_what_checks_there_verify():
     found = rulebridge.lookup(rstats.multivariate_normal.logpdf, X[:2], X[:2], np.eye(2),
                               allow_singular=True)
     assert any("positive definite" in c for c in found.caveats), found
+
+
+def test_second_order_in_x_keeps_the_pullbacks_check_on_the_simplex():
+    """autograd's suite checks to second order: the check of autograd's pullback offered as a
+    rule steps the pullback's x input, which is dirichlet's x (adapters/autograd again.py)."""
+    def f(x, stats, np_):
+        return stats.dirichlet.logpdf(x / np_.sum(x), ALPHA)
+
+    got = rulebridge.hessian(lambda x: f(x, rstats, np), source="autograd")(X * 1.7)
+    with jax.enable_x64(True):
+        want = np.asarray(jax.hessian(lambda x: f(x, jst, jnp))(X * 1.7))
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-8)
+
+
+def test_second_order_with_a_singular_cov():
+    def f(x, module):
+        x = np.concatenate([x[:2], np.zeros(2)])
+        return module.multivariate_normal.pdf(x, np.zeros(4), SINGULAR, allow_singular=True)
+
+    x0 = np.array([0.5, -0.3, 0.0, 0.0])
+    got = rulebridge.hessian(lambda x: f(x, rstats), source="autograd")(x0.copy())
+    def gradient(x):
+        return central_difference(lambda y: f(y, scipy.stats), (x,), h=1e-5)
+
+    want = np.stack([(gradient(x0 + 1e-4 * e) - gradient(x0 - 1e-4 * e)) / 2e-4
+                     for e in np.eye(4)])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
