@@ -31,9 +31,10 @@ from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable
 from ..rules.arguments import differentiable_argnums
 from ..rules.tangents import tangent_space
 from .fd import (_pair, _random_like, at_a_kink, directional, flat_outputs, phase_fixed,
-                 phase_free, widen)
+                 phase_free, step_for, widen)
 from .refine import all_finite, decide_again, undecided_why
-from .result import AT_A_KINK, AT_A_POLE, NOT_FINITE_INPUTS, RAISED, CheckResult
+from .result import (AT_A_KINK, AT_A_POLE, NOT_FINITE_INPUTS, RAISED, SQUEEZED_STEPS,
+                     CheckResult)
 
 # (rtol, atol) by the lowest precision involved. float32 rules compute in float32, so their
 # cotangents carry ~1e-7 relative rounding amplified by the conditioning of the function.
@@ -264,6 +265,8 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
         if not np.isfinite(lhs):
             raise _FailedAt(float("inf"), "the rule's cotangent is not finite where NumPy's "
                                           "function is smooth")
+        if error > rtol and room < step_for(wide_args, argnums, xdot):
+            raise _Verdict("inconclusive", SQUEEZED_STEPS)  # a pass would still be one
         worst = max(worst, error)
         if error > rtol:
             raise _FailedAt(error, "Re<xbar, xdot> from the rule differs from Re<ybar, J xdot> "

@@ -170,3 +170,30 @@ def test_second_order_with_a_singular_cov():
     want = np.stack([(gradient(x0 + 1e-4 * e) - gradient(x0 - 1e-4 * e)) / 2e-4
                      for e in np.eye(4)])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def _kernel(xp, lengthscale, points):
+    d = points[:, None] - points[None, :]
+    return xp.exp(-0.5 * d ** 2 / lengthscale ** 2) + 1e-6 * xp.eye(points.shape[0])
+
+
+def test_a_nearly_singular_covariance_fails_no_rule():
+    """At a kernel matrix with eigenvalue 1e-6 (condition 6e6) the steps that stay positive
+    definite are so small that rounding in SciPy's logpdf moved central differences 1.4e-6 from
+    the rule JAX and autograd agree on: that call decides nothing (refused, or answered by a rule
+    a pass verified), and the key is not failed for the well-conditioned calls after it."""
+    rng = np.random.default_rng(9)
+    points, y = np.sort(rng.uniform(0, 3, 16)), rng.normal(size=16)
+
+    def lml(xp, mvn):
+        return lambda s: mvn.logpdf(y, xp.zeros(16), _kernel(xp, s, points))
+
+    f = rulebridge.grad(lml(np, rstats.multivariate_normal), source="jax")
+    with jax.enable_x64(True):
+        reference = jax.grad(lml(jnp, jst.multivariate_normal))
+        want = [float(reference(jnp.float64(s))) for s in (0.3, 0.05)]
+    try:
+        np.testing.assert_allclose(f(0.3), want[0], rtol=1e-6)  # verified earlier in the run
+    except rulebridge.UnverifiedRuleError as refusal:
+        assert "could not be checked" in str(refusal)
+    np.testing.assert_allclose(f(0.05), want[1], rtol=1e-9)  # condition about 1e0: checked
