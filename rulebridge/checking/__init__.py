@@ -1,7 +1,8 @@
 """Checking rules against finite differences of NumPy's own functions, and the compatibility
 matrix built from those checks."""
 
-from .check import TOLERANCES, assert_rule, check_rule
+from .asserting import assert_rule
+from .check import TOLERANCES, check_rule
 from .firstuse import UncheckedRuleWarning, check_on_first_use, trust
 from .result import CheckResult, RuleCheckError
 

@@ -8,6 +8,9 @@ from central differences of NumPy's function in float64/complex128 (pairings are
 precision among the inputs and outputs (where steps h and h/2 disagree, refine.py tries again).
 Around that: the primal must be NumPy's, cotangents must have their argument's shape and dtype,
 nothing may be mutated, a second call gives the same cotangents, a non-finite number never passes.
+Where the function is defined on part of its arguments' space only (x on the simplex, a
+positive-definite covariance: the table of rules/tangents.py), the tangents are projected onto
+that domain's tangent space and the steps kept inside it; a pass then says so in its reason.
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ from ..rules.registry import REGISTRY
 from ..rules.rule import CallForward, Rule, function_name
 from ..rules.signature import INEXACT_KINDS, format_signature, is_differentiable, signature_of
 from ..rules.arguments import differentiable_argnums
+from ..rules.tangents import tangent_space
 from .fd import (_pair, _random_like, at_a_kink, directional, flat_outputs, phase_fixed,
-                 phase_free, widen)
+                 phase_free, step_for, widen)
 from .refine import all_finite, decide_again, undecided_why
-from .result import AT_A_KINK, AT_A_POLE, NOT_FINITE_INPUTS, RAISED, CheckResult
+from .result import (AT_A_KINK, AT_A_POLE, NOT_FINITE_INPUTS, RAISED, SQUEEZED_STEPS,
+                     CheckResult)
 
 # (rtol, atol) by the lowest precision involved. float32 rules compute in float32, so their
 # cotangents carry ~1e-7 relative rounding amplified by the conditioning of the function.
@@ -144,14 +149,19 @@ def check_call(func: Callable | Rule, example_args: tuple, kwargs: dict, *,
     try:
         with np.errstate(all="ignore"):
             rng = np.random.default_rng(case_seed(seed, name, signature, kwargs))
+            space = tangent_space(rule.function, example_args, kwargs,
+                                  differentiable_argnums(example_args) if argnums is None
+                                  else tuple(argnums))
             error = _check(rule, example_args, kwargs, argnums, outputs, precision, rtol, atol,
-                           directions, rng)
+                           directions, rng, space)
     except _Verdict as verdict:
         return result(verdict.status, None, verdict.reason, verdict.measured)
     except _FailedAt as failed:
         return result("fail", failed.error, failed.reason, failed.measured)
-    return result("pass", error, "" if error is not None else
-                  "no differentiable output or input: the primal and contract are checked")
+    if error is None:
+        return result("pass", error, "no differentiable output or input: the primal and "
+                                     "contract are checked")
+    return result("pass", error, "" if space is None else space.describe(example_args))
 
 
 class _FailedAt(Exception):
@@ -186,7 +196,7 @@ def _leaves(args) -> list:
 
 def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: str,
            rtol: float, atol: float, directions: int,
-           rng: np.random.Generator) -> float | None:
+           rng: np.random.Generator, space=None) -> float | None:
     function = rule.function
     argnums = differentiable_argnums(args) if argnums is None else tuple(argnums)
     snapshot = copy.deepcopy(args)
@@ -218,10 +228,14 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
         if first_cts is None:
             first_cts = (ybar, cts)
         xdot = [_random_like(widen(args[i]), rng) for i in argnums]
+        room = np.inf
+        if space is not None:  # directions in the domain's tangent space (rules/tangents.py)
+            xdot = space.project(wide_args, xdot)
+            room = space.room(wide_args, xdot)
         lhs = sum(_pair(ct, d) for ct, d in zip(cts, xdot))
         try:
             coarse, fine = directional(phase_fixed(function, expected), wide_args, kwargs,
-                                       argnums, xdot, selected)
+                                       argnums, xdot, selected, room)
         except Exception as exc:  # a step left the function's domain (x off a simplex)
             raise _Verdict("inconclusive", f"NumPy's own {function_name(function)} raised at a "
                                            f"finite-difference step ({type(exc).__name__}: "
@@ -236,20 +250,23 @@ def _check(rule: Rule, args: tuple, kwargs: dict, argnums, seeded, precision: st
         undecided = undecided_why(rhs, rhs_coarse, scale, rtol, wide_args)  # refine.py
         again = undecided and decide_again(phase_fixed(function, expected), wide_args, kwargs,
                                            argnums, xdot, selected, ybar_sel, cts, rtol, atol,
-                                           _norm)
+                                           _norm, space)
         if again:  # decided by scaled steps and Ridders' extrapolation
             lhs, rhs, scale, xdot = again
         elif undecided:
             raise _Verdict("inconclusive", *undecided)
         error = abs(lhs - rhs) / scale if scale > 0 else abs(lhs - rhs)
         if not error <= rtol and at_a_kink(phase_fixed(function, expected), wide_args, kwargs,
-                                           argnums, xdot, selected, ybar_sel, rtol * scale):
+                                           argnums, xdot, selected, ybar_sel, rtol * scale,
+                                           room):
             # central differences are symmetric: at a kink (a root or a norm at 0) they agree
             # across steps and look smooth, and a rule's NaN or subgradient there is no failure
             raise _Verdict("inconclusive", AT_A_KINK)
         if not np.isfinite(lhs):
             raise _FailedAt(float("inf"), "the rule's cotangent is not finite where NumPy's "
                                           "function is smooth")
+        if error > rtol and room < step_for(wide_args, argnums, xdot):
+            raise _Verdict("inconclusive", SQUEEZED_STEPS)  # a pass would still be one
         worst = max(worst, error)
         if error > rtol:
             raise _FailedAt(error, "Re<xbar, xdot> from the rule differs from Re<ybar, J xdot> "
@@ -385,33 +402,3 @@ def _same_unary_vjp(rule: Rule, args, kwargs, ybar, cts, rtol: float) -> None:
                                 "pullback's (the sweep uses unary_vjp on y = f(x))",
                        f"by up to {float(np.max(np.abs(ct - expected))):.3g}")
 
-
-def assert_rule(func: Callable | Rule, *example_args: Any, **options: Any) -> CheckResult:
-    """`check_rule`, raising unless the rule passes: the one line for a test of your own rule.
-
-    Parameters
-    ----------
-    func : callable or Rule
-        As for `check_rule`.
-    *example_args
-        As for `check_rule`.
-    **options
-        `check_rule`'s options and the call's keyword arguments.
-
-    Returns
-    -------
-    CheckResult
-        The passing result.
-
-    Raises
-    ------
-    RuleCheckError
-        When the rule fails, raises, or finite differences cannot decide.
-    """
-    from .result import RuleCheckError
-
-    result = check_rule(func, *example_args, **options)
-    if not result.passed:
-        raise RuleCheckError(result, "rulebridge.prefer(function, 'OTHER')  # a source whose "
-                                     "rule passes; fix or report this one")
-    return result

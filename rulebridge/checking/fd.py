@@ -73,10 +73,13 @@ def _moved(args: tuple, argnums: Sequence[int], xdot: Sequence[Any], t: float) -
     return tuple(moved)
 
 
-def step_for(args: tuple, argnums: Sequence[int], xdot: Sequence[Any]) -> float:
+def step_for(args: tuple, argnums: Sequence[int], xdot: Sequence[Any],
+             room: float = np.inf) -> float:
+    """The check's first step along `xdot`: 1e-3 of the largest input, in the largest entry of
+    `xdot`, and no more than `room` (a domain's tangent space: rules/tangents.py)."""
     size = max([_max_abs(args[i]) for i in argnums] + [1.0])
     direction = max([_max_abs(d) for d in xdot] + [1e-300])
-    return RELATIVE_STEP * size / direction
+    return min(RELATIVE_STEP * size / direction, room)
 
 
 def _max_abs(x: Any) -> float:
@@ -86,11 +89,13 @@ def _max_abs(x: Any) -> float:
 
 
 def directional(function: Callable, args: tuple, kwargs: dict, argnums: Sequence[int],
-                xdot: Sequence[Any], selected: Sequence[int]) -> tuple[list, list]:
+                xdot: Sequence[Any], selected: Sequence[int],
+                room: float = np.inf) -> tuple[list, list]:
     """Two Richardson estimates of the directional derivative of the outputs at positions
-    `selected` of `function(*args, **kwargs)` along `xdot` (one tangent per argnum). `args` must
-    already be widened; each estimate is a list of complex128/float64 arrays."""
-    h = step_for(args, argnums, xdot)
+    `selected` of `function(*args, **kwargs)` along `xdot` (one tangent per argnum), with steps
+    within `room`. `args` must already be widened; each estimate is a list of complex128/float64
+    arrays."""
+    h = step_for(args, argnums, xdot, room)
 
     def central(step: float) -> list:
         plus = flat_outputs(function(*_moved(args, argnums, xdot, step), **kwargs))
@@ -105,7 +110,7 @@ def directional(function: Callable, args: tuple, kwargs: dict, argnums: Sequence
 
 def at_a_kink(function: Callable, args: tuple, kwargs: dict, argnums: Sequence[int],
               xdot: Sequence[Any], selected: Sequence[int], ybar: Sequence[Any],
-              tolerance: float) -> bool:
+              tolerance: float, room: float = np.inf) -> bool:
     """Do the forward and backward differences along `xdot` (paired with the cotangents `ybar`
     of the outputs `selected`) stay apart by more than `tolerance` as the step shrinks from h to
     h/8? Where the function is smooth their gap is about h times its curvature, so it shrinks
@@ -113,14 +118,14 @@ def at_a_kink(function: Callable, args: tuple, kwargs: dict, argnums: Sequence[i
     differences are symmetric and look smooth there, so a disagreement with them decides
     nothing: the check asks this before it fails a rule. `args` must already be widened."""
     try:
-        coarse, fine = _kink_gaps(function, args, kwargs, argnums, xdot, selected, ybar)
+        coarse, fine = _kink_gaps(function, args, kwargs, argnums, xdot, selected, ybar, room)
     except Exception:
         return False  # the central differences ran at these steps: the verdict is theirs
     return fine > tolerance and fine > 0.5 * coarse
 
 
-def _kink_gaps(function, args, kwargs, argnums, xdot, selected, ybar) -> tuple:
-    h = step_for(args, argnums, xdot)
+def _kink_gaps(function, args, kwargs, argnums, xdot, selected, ybar, room) -> tuple:
+    h = step_for(args, argnums, xdot, room)
     base = flat_outputs(function(*args, **kwargs))
 
     def gap(step: float) -> float:

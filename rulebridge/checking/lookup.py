@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..rules.keys import format_key, keyed
 from ..rules.registry import REGISTRY
 from ..rules.rule import function_name
+from ..rules.tangents import caveats as tangent_caveats
 from . import conventions
 from .modes import MODES
 
@@ -135,7 +136,8 @@ def lookup_call(function: Callable, args: tuple, kwargs: dict) -> Lookup:
     nearby = {v.source: REGISTRY.shipped_keys(name, v.source, imported) for v in verdicts}
     return Lookup(name, key, verdicts, None if used.missing else str(used.source),
                   {s: keys for s, keys in nearby.items() if keys},
-                  list(CAVEATS.get(name, ())) + _conventions(function, verdicts))
+                  list(CAVEATS.get(name, ())) + tangent_caveats(name)
+                  + _conventions(function, verdicts))
 
 
 def _conventions(function: Callable, verdicts: list[Verdict]) -> list[str]:

@@ -26,7 +26,7 @@ import pytest
 from ..errors import GradientCheckError
 from ..rules.registry import REGISTRY
 from . import gradcheck
-from .check import assert_rule as _assert_rule
+from .asserting import assert_rule as _assert_rule
 from .matrix import DTYPES, SEED, Plan, check_function, row_names
 
 BAD = ("fail", "error", "inconclusive")

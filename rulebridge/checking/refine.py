@@ -54,10 +54,11 @@ def _scaled(x, d):
 
 def refined(function: Callable, args: tuple, kwargs: dict, argnums: Sequence[int],
             xdot: Sequence[Any], selected: Sequence[int],
-            ybar: Sequence[Any]) -> tuple[float, float, float]:
+            ybar: Sequence[Any], first_step: float = FIRST_STEP) -> tuple[float, float, float]:
     """`(estimate, error, magnitude)`: Re<ybar, J xdot> of the outputs `selected` by Ridders'
     extrapolation, its error estimate, and sum |ybar| |J xdot| at the step kept (what the
-    check's tolerance is relative to). `args` widened; `xdot` already scaled (`scaled`)."""
+    check's tolerance is relative to). `args` widened; `xdot` already scaled (`scaled`); the
+    ladder starts at `first_step`."""
 
     def central(step: float) -> tuple[float, float]:
         plus = flat_outputs(function(*_moved(args, argnums, xdot, step), **kwargs))
@@ -66,7 +67,7 @@ def refined(function: Callable, args: tuple, kwargs: dict, argnums: Sequence[int
         return (sum(_pair(y, j) for y, j in zip(ybar, columns)),
                 sum(float(np.sum(np.abs(y) * np.abs(j))) for y, j in zip(ybar, columns)))
 
-    step = FIRST_STEP
+    step = first_step
     value, magnitude = central(step)
     best, error, size = value, float("inf"), magnitude
     previous = [value]
@@ -142,27 +143,33 @@ def _finite(x):
 
 def decide_again(function: Callable, args: tuple, kwargs: dict, argnums: Sequence[int],
                  xdot: Sequence[Any], selected: Sequence[int], ybar: Sequence[Any],
-                 cts: Sequence[Any], rtol: float, atol: float, norm: Callable) -> tuple | None:
+                 cts: Sequence[Any], rtol: float, atol: float, norm: Callable,
+                 space: Any = None) -> tuple | None:
     """After the check's two steps disagreed along `xdot`: `(lhs, rhs, scale, direction)` along
     the scaled direction when the refined estimate passes the rule (its `lhs = Re<cts, xdot>`
     within the tolerance of the estimate beyond the estimate's error); None when it does not
-    (undecided, never a failure: see the module's docstring). `norm` is the check's."""
+    (undecided, never a failure: see the module's docstring). `norm` is the check's; `space`,
+    the call's tangent space (rules/tangents.py), which the directions and steps keep to."""
     # each element stepped relative to itself; then every element by the same absolute amount
     # (a function of differences, like logsumexp, at inputs far from 0: x - 370)
     for direction in (scaled(args, argnums, xdot), list(xdot)):
+        first_step = FIRST_STEP
+        if space is not None:
+            direction = space.project(args, direction)
+            first_step = min(first_step, space.room(args, direction))
         found = _decided_along(function, args, kwargs, argnums, direction, selected, ybar, cts,
-                               rtol, atol, norm)
+                               rtol, atol, norm, first_step)
         if found is not None:
             return found
     return None
 
 
 def _decided_along(function, args, kwargs, argnums, direction, selected, ybar, cts, rtol, atol,
-                   norm) -> tuple | None:
+                   norm, first_step) -> tuple | None:
     lhs = sum(_pair(ct, d) for ct, d in zip(cts, direction))
     try:
         estimate, error, size = refined(function, args, kwargs, argnums, direction, selected,
-                                        ybar)
+                                        ybar, first_step)
     except Exception:  # a step NumPy rejects (off a domain's edge): undecided, as before
         return None
     scale = (atol / rtol) * norm(ybar) * norm(direction) + size

@@ -21,6 +21,13 @@ AT_A_KINK = ("the function has a kink or a jump at these inputs (its forward and
 AT_AN_EDGE = ("finite differences of NumPy's function are not finite at these finite inputs (an "
               "input at the edge of its domain, or a derivative that is infinite there): no "
               "derivative to check")
+# A disagreement at steps a domain's edge made smaller than the usual ones (rules/tangents.py: a
+# covariance with an eigenvalue of 1e-6): rounding in NumPy's function then passes the
+# tolerance, so the disagreement is no verdict on the rule. A pass there still is one.
+SQUEEZED_STEPS = ("the inputs are so close to the edge of the function's domain (a nearly "
+                  "singular matrix, an entry near 0 on a simplex) that finite-difference steps "
+                  "small enough to stay inside it are dominated by rounding: a disagreement "
+                  "there decides nothing")
 # (finite inputs where NumPy's value is not finite: a pole, log at 0, outside the domain; the
 # words are the matrix's, which records them for scipy.special.zeta)
 AT_A_POLE = "NumPy's value is not finite at these inputs, so finite differences cannot decide"

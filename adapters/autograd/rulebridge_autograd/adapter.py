@@ -76,7 +76,7 @@ class AutogradAdapter(rulebridge.Adapter):
     def _rule(self, function: Callable, signature: tuple, entry: Entry) -> Rule:
         sparse = unary_vjp = jvp = again = None
         if entry.kind != "nograd":  # autograd's VJP of autograd's function: differentiable again
-            again = program_pullback_rule(entry.wrapped, function_name(function))
+            again = program_pullback_rule(entry.wrapped, function_name(function), function)
         if entry.kind == "primitive":
             from autograd.core import primitive_jvps, primitive_vjps
 

@@ -36,9 +36,11 @@ from rulebridge import CallForward, PullbackCall, Rule
 _INEXACT = (np.dtype(np.float64), np.dtype(np.complex128))
 
 
-def program_pullback_rule(program: Callable, name: str) -> Callable:
+def program_pullback_rule(program: Callable, name: str,
+                          function: Callable | None = None) -> Callable:
     """A `Rule.pullback_rule` over `(output, args, kwargs)` residuals for a rule whose pullback
-    is autograd's VJP of `program` (autograd's function: a primitive or a composite)."""
+    is autograd's VJP of `program` (autograd's function: a primitive or a composite), the rule
+    of `function` (whose domain, where it declares one, the pullback's checks keep to)."""
     def pullback_rule(residuals, g, argnums):
         if type(residuals) is not tuple:  # compacted (engine/shedding.py): the values are gone
             raise TypeError("the op's residuals were compacted")
@@ -88,7 +90,11 @@ def program_pullback_rule(program: Callable, name: str) -> Callable:
             return tuple(out)
 
         flat = tuple(_at(args, slot) for slot in slots) + gs
-        function = PullbackFunction(first_order, f"pullback of {name}")
+        pullback = PullbackFunction(first_order, f"pullback of {name}")
+        if function is not None:  # its inputs are the call's: checks keep to its domain
+            pullback.function.__rulebridge_primal__ = (
+                function, tuple(rulebridge.primal(a) for a in args), kwargs,
+                tuple(i if k is None else None for i, k in slots))
 
         def assemble(cts):
             result, position = [], 0
@@ -103,7 +109,7 @@ def program_pullback_rule(program: Callable, name: str) -> Callable:
                     position += 1
             return tuple(result)
 
-        return PullbackCall(function.rule(flat), flat, assemble)
+        return PullbackCall(pullback.rule(flat), flat, assemble)
 
     return pullback_rule
 
