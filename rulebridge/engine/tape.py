@@ -256,6 +256,9 @@ class Tape:
         if nested:  # keyed by their primals
             args, normalised, signature, config, cached = keyed(function, primals(values), kwargs)
             args = values + args[len(values):]  # (only keywords move; a box never comes by one)
+            own = self.writes.nested_rule(function, signature)
+            if own is not None:  # the engine's, never cached: first order keeps the source's
+                return own, args, normalised, inputs + (None,) * (len(args) - len(values))
         else:
             args, normalised, signature, config, cached = keyed(function, values, kwargs)
         rule = self.rules.get(cached) or self._lookup(function, signature, config)
