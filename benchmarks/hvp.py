@@ -21,7 +21,7 @@ the two totals over the calls is what one call costs, and the ratio hvp / grad i
 target is about. Needs valgrind on PATH.
 
     python -m benchmarks.hvp [--repeats 7] [--clock cpu|wall]
-    python -m benchmarks.hvp --instructions [--calls 20] [--sources autograd jax None]
+    python -m benchmarks.hvp --instructions [--calls 100] [--sources autograd jax None]
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def check(sources: list[str]) -> None:
 
 
 WARM = 3  # calls before the counted ones: the first traces and checks, the next find caches
-CALLS = 20
+CALLS = 100  # (20 left the start-up's variation at about 2% of a gradient)
 
 
 def run_child(kind: str, source: str | None, calls: int) -> None:

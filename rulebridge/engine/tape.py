@@ -23,7 +23,7 @@ from ..rules.registry import REGISTRY, Registry
 from ..rules.selection import rule_for
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable
-from .box import FLAT_SCALARS, NO_KWARGS, Traced, flat_key
+from .box import FLAT_SCALARS, NO_KWARGS, Traced, described_key, flat_key
 from .decisions import Decision
 from .hooks import NO_WRITES, Effects, Writes
 from .forwards import call_forward
@@ -73,8 +73,12 @@ class Tape:
         self.effects: Effects | None = None
         self.holds_large = False  # an input or an op's output of LARGE_BYTES or more
         self.sheds_as_recorded, self.shed_from = False, 0  # shedding.py's `large_output`
-        # What the program decided on traced values, in order: a replay's guards (decisions.py)
+        # What the program decided on traced values, in order: a replay's guards (decisions.py).
+        # Kept only by a tape that may be replayed (`keeps_decisions`): grad's and vjp's tapes
+        # are only swept, so there a layout question costs its answer alone (under nesting,
+        # autograd's VJPs ask about 130 per hvp of benchmarks/hvp.py's network).
         self.decisions: list[Decision] = []
+        self.keeps_decisions = True  # False once finished, or for a tape only swept (Run)
         self.arithmetic: dict[int, Callable] = {}  # var -> operator it holds the value of (box.py)
         # Above every trace made before this one (rulebridge/rules/levels.py): an op goes to
         # the highest-level tape among its arguments' boxes; a lower level's box is a constant.
@@ -91,7 +95,7 @@ class Tape:
     def decided(self, var: Any, kind: str, outcome: Any, call: Any = None) -> Any:
         """The program got `outcome` asking `kind` of variable `var`, or from the op `call`
         (decisions.py); returned."""
-        if not self.finished:
+        if self.keeps_decisions:
             self.decisions.append(Decision(len(self.entries), var, kind, outcome, call))
         return outcome
 
@@ -244,25 +248,33 @@ class Tape:
     def _rule_for(self, function: Callable, values: tuple, kwargs, inputs: tuple, key) -> tuple:
         """`(rule, args, kwargs, inputs)` for a call not seen under `key`, in the one spelling its
         key was checked in (rulebridge/rules/keys.py); kept under `key` without configuration,
-        and per call shape with one."""
+        and per call shape with one, or with a static argument no flat key spells (an index, a
+        shape: `described_key`), so such a call is keyed once per shape, not at every call."""
         nested = (key is None or not kwargs) and holds_box(values)  # a lower level's boxes
-        shape = None if key is None or nested else call_shape(function, key, values, kwargs)
+        described = described_key(function, values) if key is None else None
+        if described is not None:
+            shape = call_shape(function, described, values, kwargs)
+        else:
+            shape = None if key is None or nested else call_shape(function, key, values, kwargs)
         known = self.rules.get(shape)  # a Spelling (never stored under None)
         if kwargs:  # an array passed by keyword is a constant the forward saw: protect.py
             kwargs = self.protected.constant_keywords(kwargs)
         if known is not None:
             args, kwargs = known.apply(values, kwargs)
             return known.rule, args, kwargs, inputs + (None,) * len(known.moved)
+        rule = None
         if nested:  # keyed by their primals
             args, normalised, signature, config, cached = keyed(function, primals(values), kwargs)
             args = values + args[len(values):]  # (only keywords move; a box never comes by one)
-            own = self.writes.nested_rule(function, signature)
-            if own is not None:  # the engine's, never cached: first order keeps the source's
-                return own, args, normalised, inputs + (None,) * (len(args) - len(values))
+            # the engine's own where every source's pullback would raise on boxes; its keys
+            # name the boxes (flat_key), so first order keeps the source's rule
+            rule = self.writes.nested_rule(function, signature)
         else:
             args, normalised, signature, config, cached = keyed(function, values, kwargs)
-        rule = self.rules.get(cached) or self._lookup(function, signature, config)
-        if shape is not None and config and len(self.rules) < _MAX_CACHED:
+        if rule is None:
+            rule = self.rules.get(cached) or self._lookup(function, signature, config)
+        if shape is not None and (config or described is not None) \
+                and len(self.rules) < _MAX_CACHED:
             self.rules[shape] = spelling(function, values, kwargs, args, normalised, rule)
         if len(args) > len(values):
             inputs += (None,) * (len(args) - len(values))  # moved from keywords: static
@@ -352,6 +364,7 @@ class Tape:
         """The differentiated function has returned (or raised): from now on a box of this tape
         can only be one that escaped it, so refuse it instead of recording onto a finished tape."""
         self.finished = True
+        self.keeps_decisions = False
         self.set_guard(_record_escaped)
 
     def shed_large_values(self) -> None:
