@@ -73,12 +73,9 @@ class Tape:
         self.effects: Effects | None = None
         self.holds_large = False  # an input or an op's output of LARGE_BYTES or more
         self.sheds_as_recorded, self.shed_from = False, 0  # shedding.py's `large_output`
-        # What the program decided on traced values, in order: a replay's guards (decisions.py).
-        # Kept only by a tape that may be replayed (`keeps_decisions`): grad's and vjp's tapes
-        # are only swept, so there a layout question costs its answer alone (under nesting,
-        # autograd's VJPs ask about 130 per hvp of benchmarks/hvp.py's network).
+        # What the program decided on traced values, in order: a replay's guards (decisions.py)
         self.decisions: list[Decision] = []
-        self.keeps_decisions = True  # False once finished, or for a tape only swept (Run)
+        self.keeps_decisions = True  # False: never replayed (grad's and vjp's: Run), or finished
         self.arithmetic: dict[int, Callable] = {}  # var -> operator it holds the value of (box.py)
         # Above every trace made before this one (rulebridge/rules/levels.py): an op goes to
         # the highest-level tape among its arguments' boxes; a lower level's box is a constant.
@@ -186,7 +183,8 @@ class Tape:
                         else:
                             inputs.append(a._var)
                             a = a._value
-                    elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
+                    elif (type(a) is list or type(a) is tuple) and a and any(
+                            type(item) is Traced for item in a):
                         items, item_vars = self._unbox_sequence(function, a)
                         if items is None:  # it holds a box of a higher level
                             return top_tape(self, args).record(function, args, kwargs, guarded)
@@ -248,14 +246,11 @@ class Tape:
     def _rule_for(self, function: Callable, values: tuple, kwargs, inputs: tuple, key) -> tuple:
         """`(rule, args, kwargs, inputs)` for a call not seen under `key`, in the one spelling its
         key was checked in (rulebridge/rules/keys.py); kept under `key` without configuration,
-        and per call shape with one, or with a static argument no flat key spells (an index, a
-        shape: `described_key`), so such a call is keyed once per shape, not at every call."""
+        and per call shape with one or with a static argument (an index: `described_key`)."""
         nested = (key is None or not kwargs) and holds_box(values)  # a lower level's boxes
-        described = described_key(function, values) if key is None else None
-        if described is not None:
-            shape = call_shape(function, described, values, kwargs)
-        else:
-            shape = None if key is None or nested else call_shape(function, key, values, kwargs)
+        described = described_key(function, values) if key is None else None  # p[:3]
+        shape = (call_shape(function, described or key, values, kwargs)
+                 if described is not None or (key is not None and not nested) else None)
         known = self.rules.get(shape)  # a Spelling (never stored under None)
         if kwargs:  # an array passed by keyword is a constant the forward saw: protect.py
             kwargs = self.protected.constant_keywords(kwargs)
@@ -266,15 +261,12 @@ class Tape:
         if nested:  # keyed by their primals
             args, normalised, signature, config, cached = keyed(function, primals(values), kwargs)
             args = values + args[len(values):]  # (only keywords move; a box never comes by one)
-            # the engine's own where every source's pullback would raise on boxes; its keys
-            # name the boxes (flat_key), so first order keeps the source's rule
-            rule = self.writes.nested_rule(function, signature)
+            rule = self.writes.nested_rule(function, signature)  # keyed apart (flat_key)
         else:
             args, normalised, signature, config, cached = keyed(function, values, kwargs)
         if rule is None:
             rule = self.rules.get(cached) or self._lookup(function, signature, config)
-        if shape is not None and (config or described is not None) \
-                and len(self.rules) < _MAX_CACHED:
+        if shape is not None and (config or described) and len(self.rules) < _MAX_CACHED:
             self.rules[shape] = spelling(function, values, kwargs, args, normalised, rule)
         if len(args) > len(values):
             inputs += (None,) * (len(args) - len(values))  # moved from keywords: static
@@ -363,8 +355,7 @@ class Tape:
     def close(self) -> None:
         """The differentiated function has returned (or raised): from now on a box of this tape
         can only be one that escaped it, so refuse it instead of recording onto a finished tape."""
-        self.finished = True
-        self.keeps_decisions = False
+        self.finished, self.keeps_decisions = True, False
         self.set_guard(_record_escaped)
 
     def shed_large_values(self) -> None:
@@ -412,10 +403,6 @@ def top_tape(tape: Tape, args) -> Tape:
         elif (type(a) is list or type(a) is tuple) and a:
             tape = top_tape(tape, a)
     return tape
-
-
-def _holds_box(seq) -> bool:
-    return any(type(item) is Traced for item in seq)
 
 
 def _rebuild(structure, items):
