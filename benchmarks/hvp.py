@@ -14,7 +14,14 @@ once for a NumPy-like namespace `xp`. Rows, all interleaved (benchmarks/timing.p
 
 Target (issue 23): hvp at most 4x its gradient; JAX's own is about 2-3x.
 
+`--instructions` counts instead of timing, with valgrind (benchmarks/instructions.py's way):
+per source, `rulebridge.grad(f)` and `rulebridge.hvp(f)` each run in two processes, both making
+`WARM` warm-up calls (first-use checks, caches), one of them `--calls` more; the difference of
+the two totals over the calls is what one call costs, and the ratio hvp / grad is the figure the
+target is about. Needs valgrind on PATH.
+
     python -m benchmarks.hvp [--repeats 7] [--clock cpu|wall]
+    python -m benchmarks.hvp --instructions [--calls 100] [--sources autograd jax None]
 """
 
 from __future__ import annotations
@@ -103,14 +110,64 @@ def check(sources: list[str]) -> None:
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-8)
 
 
+WARM = 3  # calls before the counted ones: the first traces and checks, the next find caches
+CALLS = 100  # (20 left the start-up's variation at about 2% of a gradient)
+
+
+def run_child(kind: str, source: str | None, calls: int) -> None:
+    """The body a valgrind child runs: `WARM` calls of `kind` ("grad" or "hvp"), then `calls`."""
+    run = ((lambda g=rb.grad(f, source=source): g(P0)) if kind == "grad" else
+           (lambda h=rb.hvp(f, source=source): h(P0, V)))
+    for _ in range(WARM + calls):
+        run()
+
+
+def instructions_per_call(kind: str, source: str | None, calls: int) -> float:
+    from benchmarks.instructions import count_instructions
+
+    def count(n: int) -> int:
+        return count_instructions(["benchmarks.hvp", "--child", kind, "--sources", str(source),
+                                   "--calls", str(n)])
+
+    return (count(calls) - count(0)) / calls
+
+
+def count_main(sources: list[str | None], calls: int) -> None:
+    import shutil
+    import sys
+
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not on PATH (Debian: apt-get install valgrind)")
+    rows = []
+    for source in sources:
+        grad_, hvp_ = (instructions_per_call(kind, source, calls) for kind in ("grad", "hvp"))
+        rows.append([str(source), f"{grad_ / 1e6:.3f}M", f"{hvp_ / 1e6:.3f}M",
+                     f"{hvp_ / grad_:.2f}x"])
+        print(f"  {source}: grad {grad_:,.0f}, hvp {hvp_:,.0f} instructions per call",
+              flush=True)
+    print(f"Instructions per call (valgrind, {calls} calls less none, one process each) of the "
+          f"{N_PARAMS}-parameter two-layer network loss")
+    print(table(["source", "grad", "hvp", "hvp / grad"], rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--sources", nargs="*", default=["autograd", "jax", None])
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions with valgrind instead of timing")
+    parser.add_argument("--calls", type=int, default=CALLS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     add_clock_option(parser)
     args = parser.parse_args()
     use_clock(args.clock)
     sources = [None if s in (None, "None") else s for s in args.sources]
+    if args.child:
+        run_child(args.child, sources[0], args.calls)
+        return
+    if args.instructions:
+        count_main(sources, args.calls)
+        return
     check(sources)
     seconds = interleaved_medians(contestants(sources), args.repeats)
     rows = []

@@ -127,7 +127,7 @@ def value_and_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
 
 def _value_and_grad(f, argnums, has_aux, source, args, kwargs):
     call = Call(f, args, kwargs, positions_of(f, argnums, len(args)), has_aux, source,
-                reverse_only=True)
+                reverse_only=True, replayed=False)  # its tape is swept once, never replayed
     value = scalar_output(f, call.structure, call.values)
     call.run.tape.shed_large_values()
     var = call.variables[0]
@@ -182,7 +182,7 @@ def vjp(f: Callable[..., Any], *args: Any, has_aux: bool = False,
     """
     with collector_paused:
         call = Call(f, args, {}, range(len(args)), has_aux, source, strict=False, own=True,
-                    reverse_only=True)
+                    reverse_only=True, replayed=False)  # only swept, by the pullback
     # The pullback outlives this call: what the caller gets is its own (a copy where the tape
     # may read it), and the arguments' memory, which the tape reads, is sealed.
     run, structure, variables, aux = call.run, call.structure, call.variables, call.aux

@@ -81,10 +81,12 @@ class Run:
     The caller pauses the collector around it and around `sweep` (rulebridge/engine/collector.py)."""
 
     def __init__(self, f: Callable, args: tuple, kwargs: dict, positions, strict: bool,
-                 source: str | None, reverse_only: bool = False, also: tuple = ()) -> None:
+                 source: str | None, reverse_only: bool = False, also: tuple = (),
+                 replayed: bool = True) -> None:
         self.f, self.args = f, args
         tape = self.tape = new_tape(source)
         tape.sheds_as_recorded = reverse_only  # only the reverse sweep reads it: shedding.py
+        tape.keeps_decisions = replayed  # False: never replayed, so no decision is kept
         boxed = list(args)
         self.traced: dict[int, Argument] = {}
         for i in positions:

@@ -32,10 +32,10 @@ class Call:
 
     def __init__(self, f, args: tuple, kwargs, positions, has_aux: bool, source,
                  strict: bool = True, own: bool = False, reverse_only: bool = False,
-                 also: tuple = ()) -> None:
+                 also: tuple = (), replayed: bool = True) -> None:
         self.positions = tuple(positions)
         self.run = run = Run(f, args, kwargs, self.positions, strict, source, reverse_only,
-                             also)
+                             also, replayed)
         self.aux = run.split_aux(own) if has_aux else None  # own: as Run.owned makes them
         self.structure, self.values, self.variables = run.outputs()
 

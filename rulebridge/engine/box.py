@@ -30,6 +30,7 @@ FLAT_SCALARS = frozenset((float, int, complex, bool, np.float64, np.float32, np.
 NO_KWARGS = MappingProxyType({})  # read-only: rules receive it and may keep it in residuals
 
 _ndarray = np.ndarray
+_ATTRIBUTES = frozenset(("shape", "ndim", "size", "dtype"))  # kinds of decisions.ASKED
 _NO_GRADIENT_KINDS = frozenset("biu")  # dtype kinds a conversion may give: no gradient to cut
 
 
@@ -152,7 +153,11 @@ class Traced(Box):
     imag = property(lambda self: np.imag(self), NdarraySurface._set_imag)
 
     def _decided(self, kind: str):
-        return self._tape.decided(self._var, kind, ASKED[kind](primal(self._value)))
+        tape, value = self._tape, self._value
+        # an ndarray's attribute answers what ASKED asks (shape, ndim, size, dtype): one frame
+        outcome = getattr(value, kind) if type(value) is _ndarray and kind in _ATTRIBUTES \
+            else ASKED[kind](primal(value))
+        return tape.decided(self._var, kind, outcome) if tape.keeps_decisions else outcome
 
     def __len__(self) -> int:
         return self._tape.decided(self._var, "len", len(primal(self._value)))
@@ -327,14 +332,48 @@ _LAYOUT = {np.shape: lambda x: x._decided("shape"), np.ndim: lambda x: x._decide
 def flat_key(key: tuple, value: Any, kwargs) -> tuple | None:
     """`key` continued by an argument that is no ndarray (`Tape.record`'s flat keys): a Python
     scalar by its type; a box of an enclosing level, without keywords, by its innermost primal's
-    dtype and ndim, as the registry keys it (a nested trace's ops then hit the tape's cache)."""
+    dtype and ndim, as the registry keys it (a nested trace's ops then hit the tape's cache),
+    after `Traced`: the key of a call on boxes is not that of the call on their primals, so the
+    engine may give the nested call a rule of its own (`Writes.nested_rule`)."""
     if type(value) in FLAT_SCALARS:
         return key + (type(value),)
     if type(value) is Traced and not kwargs:
         value = primal(value)
         if type(value) is _ndarray:
-            return key + (value.dtype, value.ndim)
+            return key + (Traced, value.dtype, value.ndim)
     return None
+
+
+# Static arguments a flat key spells by their type, their value then by `call_shape`'s
+# descriptor (rules/keys.py): an index, a shape, axes, a dtype. Anything else leaves a call
+# to be keyed in full.
+_STATIC = frozenset((int, bool, str, slice, type(None), type(Ellipsis)))
+
+
+def _static(value: Any) -> bool:
+    if type(value) in _STATIC:
+        return True
+    if type(value) is tuple or type(value) is list:
+        return len(value) <= 32 and all(_static(item) for item in value)
+    return isinstance(value, np.dtype)  # (its type is a subclass: np.dtypes.Float64DType)
+
+
+def described_key(function: Any, values: tuple) -> tuple | None:
+    """A flat key for a call `Tape.record` could not spell flatly (`x[1:3]`, `np.reshape(x,
+    (2, 3))`, `np.transpose(x, (1, 0))`): arrays and boxes as `flat_key` spells them, a static
+    argument by its type, for `call_shape` to continue by its value; None where an argument is
+    neither (a sequence of arrays, a subclass)."""
+    key = (function,)
+    for a in values:
+        if type(a) is _ndarray:
+            key += (a.dtype, a.ndim)
+        elif type(a) in FLAT_SCALARS or _static(a):
+            key += (type(a),)
+        else:
+            key = flat_key(key, a, NO_KWARGS) if type(a) is Traced else None
+            if key is None:
+                return None
+    return key
 
 
 def _contains_box(value) -> bool:

@@ -103,6 +103,12 @@ class Writes:
         or None (rulebridge/engine/fallback.py)."""
         return None
 
+    def nested_rule(self, function: Callable, signature: Signature):
+        """The engine's own rule for a call of `function` whose arguments hold an enclosing
+        differentiation's boxes, where every source's pullback would raise on them (an index
+        read's scatters into a buffer); or None, the sources' rule then (Tape._rule_for)."""
+        return None
+
     def building_rules(self) -> Any:
         """A context around the registry's lookup of a rule the tape had not cached: what the
         adapters' code must see while it builds one (rulebridge/writes/follow.py)."""

@@ -23,7 +23,7 @@ from ..rules.registry import REGISTRY, Registry
 from ..rules.selection import rule_for
 from ..rules.rule import CallForward, function_name
 from ..rules.signature import INEXACT_KINDS, is_differentiable
-from .box import FLAT_SCALARS, NO_KWARGS, Traced, flat_key
+from .box import FLAT_SCALARS, NO_KWARGS, Traced, described_key, flat_key
 from .decisions import Decision
 from .hooks import NO_WRITES, Effects, Writes
 from .forwards import call_forward
@@ -75,6 +75,7 @@ class Tape:
         self.sheds_as_recorded, self.shed_from = False, 0  # shedding.py's `large_output`
         # What the program decided on traced values, in order: a replay's guards (decisions.py)
         self.decisions: list[Decision] = []
+        self.keeps_decisions = True  # False: never replayed (grad's and vjp's: Run), or finished
         self.arithmetic: dict[int, Callable] = {}  # var -> operator it holds the value of (box.py)
         # Above every trace made before this one (rulebridge/rules/levels.py): an op goes to
         # the highest-level tape among its arguments' boxes; a lower level's box is a constant.
@@ -91,7 +92,7 @@ class Tape:
     def decided(self, var: Any, kind: str, outcome: Any, call: Any = None) -> Any:
         """The program got `outcome` asking `kind` of variable `var`, or from the op `call`
         (decisions.py); returned."""
-        if not self.finished:
+        if self.keeps_decisions:
             self.decisions.append(Decision(len(self.entries), var, kind, outcome, call))
         return outcome
 
@@ -182,7 +183,8 @@ class Tape:
                         else:
                             inputs.append(a._var)
                             a = a._value
-                    elif (type(a) is list or type(a) is tuple) and a and _holds_box(a):
+                    elif (type(a) is list or type(a) is tuple) and a and any(
+                            type(item) is Traced for item in a):
                         items, item_vars = self._unbox_sequence(function, a)
                         if items is None:  # it holds a box of a higher level
                             return top_tape(self, args).record(function, args, kwargs, guarded)
@@ -244,22 +246,27 @@ class Tape:
     def _rule_for(self, function: Callable, values: tuple, kwargs, inputs: tuple, key) -> tuple:
         """`(rule, args, kwargs, inputs)` for a call not seen under `key`, in the one spelling its
         key was checked in (rulebridge/rules/keys.py); kept under `key` without configuration,
-        and per call shape with one."""
+        and per call shape with one or with a static argument (an index: `described_key`)."""
         nested = (key is None or not kwargs) and holds_box(values)  # a lower level's boxes
-        shape = None if key is None or nested else call_shape(function, key, values, kwargs)
+        described = described_key(function, values) if key is None else None  # p[:3]
+        shape = (call_shape(function, described or key, values, kwargs)
+                 if described is not None or (key is not None and not nested) else None)
         known = self.rules.get(shape)  # a Spelling (never stored under None)
         if kwargs:  # an array passed by keyword is a constant the forward saw: protect.py
             kwargs = self.protected.constant_keywords(kwargs)
         if known is not None:
             args, kwargs = known.apply(values, kwargs)
             return known.rule, args, kwargs, inputs + (None,) * len(known.moved)
+        rule = None
         if nested:  # keyed by their primals
             args, normalised, signature, config, cached = keyed(function, primals(values), kwargs)
             args = values + args[len(values):]  # (only keywords move; a box never comes by one)
+            rule = self.writes.nested_rule(function, signature)  # keyed apart (flat_key)
         else:
             args, normalised, signature, config, cached = keyed(function, values, kwargs)
-        rule = self.rules.get(cached) or self._lookup(function, signature, config)
-        if shape is not None and config and len(self.rules) < _MAX_CACHED:
+        if rule is None:
+            rule = self.rules.get(cached) or self._lookup(function, signature, config)
+        if shape is not None and (config or described) and len(self.rules) < _MAX_CACHED:
             self.rules[shape] = spelling(function, values, kwargs, args, normalised, rule)
         if len(args) > len(values):
             inputs += (None,) * (len(args) - len(values))  # moved from keywords: static
@@ -348,7 +355,7 @@ class Tape:
     def close(self) -> None:
         """The differentiated function has returned (or raised): from now on a box of this tape
         can only be one that escaped it, so refuse it instead of recording onto a finished tape."""
-        self.finished = True
+        self.finished, self.keeps_decisions = True, False
         self.set_guard(_record_escaped)
 
     def shed_large_values(self) -> None:
@@ -396,10 +403,6 @@ def top_tape(tape: Tape, args) -> Tape:
         elif (type(a) is list or type(a) is tuple) and a:
             tape = top_tape(tape, a)
     return tape
-
-
-def _holds_box(seq) -> bool:
-    return any(type(item) is Traced for item in seq)
 
 
 def _rebuild(structure, items):

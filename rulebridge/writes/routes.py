@@ -22,7 +22,7 @@ from ..rules.rule import Rule, function_name
 from ..rules.signature import SpecInfo
 from .indices import contains_box
 from .nested import nested_setitem, stored_back, writes_lower_level
-from .untake import NESTED_PULLBACKS, untake, untake_rule
+from .untake import NESTED_PULLBACKS, nested_getitem_rule, untake, untake_rule
 from .views import VIEWS
 from .write import _refuse_nested, _write_rule, setitem as first_order_setitem
 
@@ -290,6 +290,7 @@ class Routes(Writes):
     refuse_ufunc_at = staticmethod(refuse_ufunc_at)
     engine_rule = staticmethod(engine_rule)
     nested_pullback = staticmethod(NESTED_PULLBACKS.get)
+    nested_rule = staticmethod(nested_getitem_rule)
 
     def follows_views(self, function) -> bool:
         return function in VIEWS

@@ -6,11 +6,18 @@ target (at most 4x its gradient, benchmarks/hvp.py) was lost:
   four of every argument) is answered as `x.shape` is, a decision of the tape, not a call
   recorded through the rule path;
 - an op of an inner trace whose values are an enclosing trace's boxes is found in the tape's
-  rule cache under its primals' flat key, not keyed afresh at every call.
+  rule cache under its primals' flat key, not keyed afresh at every call;
+- so is a call with a static argument no flat key spells (an index `p[:3]`, a shape, axes, a
+  dtype: `rulebridge.untake`'s), keyed once per call shape;
+- an index read of an enclosing trace's box is given the engine's functional rule when it is
+  recorded: no source's pullback is tried on boxes and raises first;
+- a gradient's tape, swept once and never replayed, keeps no decisions.
 
 Values are checked against jax.hessian of the same program in jax.numpy."""
 
 from __future__ import annotations
+
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +25,8 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
+from rulebridge.engine import fallback as fallback_module
+from rulebridge.engine import sweep as sweep_module
 from rulebridge.engine import tape as tape_module
 
 jax.config.update("jax_enable_x64", True)
@@ -76,3 +85,57 @@ def test_a_nested_trace_finds_its_ops_in_the_cache(source, monkeypatch):
     names = sorted({getattr(function, "__name__", str(function)) for function in keyed})
     # tanh, matmul, add, subtract, power and mean of boxes whose values are boxes: all cached
     assert not {"tanh", "matmul", "add", "subtract", "power", "mean"} & set(names), names
+
+
+def sliced_loss(xp, p):
+    w = p[:24].reshape(4, 6)
+    b = p[24:28]
+    h = xp.tanh(w @ X + b)
+    return xp.mean((h - 0.25) ** 2)
+
+
+P = np.random.default_rng(7).standard_normal(28)
+VP = np.random.default_rng(8).standard_normal(28)
+
+
+@pytest.mark.parametrize("source", [None, "autograd", "jax"])
+def test_nested_index_reads_and_static_arguments_are_keyed_once_and_never_raise(source,
+                                                                               monkeypatch):
+    hvp = rb.hvp(lambda p: sliced_loss(np, p), source=source)
+    want = jax.jvp(jax.grad(lambda p: sliced_loss(jnp, p)), (P,), (VP,))[1]
+    for _ in range(2):  # warm: every key seen and checked
+        np.testing.assert_allclose(hvp(P, VP), want, rtol=1e-10, atol=1e-13)
+    keyed, raised = [], []
+    real_keyed, real_raised = tape_module.keyed, fallback_module.pullback_raised
+    monkeypatch.setattr(tape_module, "keyed", lambda *a: keyed.append(a[0]) or real_keyed(*a))
+    monkeypatch.setattr(sweep_module, "pullback_raised",
+                        lambda *a: raised.append(a[1][0].function) or real_raised(*a))
+    np.testing.assert_allclose(hvp(P, VP), want, rtol=1e-10, atol=1e-13)
+    # (JAX's jitted pullbacks raise on boxes and offer their rule then: engine/again.py)
+    assert keyed == [] and operator.getitem not in raised
+
+
+def test_a_nested_index_read_has_the_engines_rule_and_a_plain_one_the_sources(monkeypatch):
+    tapes = []
+    real_init = tape_module.Tape.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        tapes.append(self)
+
+    monkeypatch.setattr(tape_module.Tape, "__init__", init)
+    got = rb.hvp(lambda p: sliced_loss(np, p), source="autograd")(P, VP)
+    want = jax.jvp(jax.grad(lambda p: sliced_loss(jnp, p)), (P,), (VP,))[1]
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
+    outer, inner = tapes
+    reads = {tape: [e[0].source for e in tape.entries if e[0].function is operator.getitem]
+             for tape in (outer, inner)}
+    assert reads[inner] == ["rulebridge"] * 2  # on the outer trace's boxes: untake's pullback
+    assert reads[outer] == ["autograd"] * 2  # the same reads of plain values: the source's
+    assert outer.decisions == [] and inner.decisions == []  # swept, never replayed
+
+
+def test_a_traced_tape_keeps_its_decisions_and_a_gradient_gives_the_same_values():
+    _, tape = rb.trace(layout_questions, X)
+    assert len(tape.decisions) == 5
+    assert not tape.keeps_decisions  # finished: nothing more is kept
