@@ -72,10 +72,12 @@ def one_or_tuple(argnums, items: tuple) -> Any:
     return items if isinstance(argnums, (tuple, list)) else items[0]
 
 
-def real_call(f, what: str, argnums, has_aux, source, args, kwargs, also: tuple = ()) -> Call:
-    """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real."""
+def real_call(f, what: str, argnums, has_aux, source, args, kwargs, also: tuple = (),
+              reverse_only: bool = True) -> Call:
+    """`f` traced at `args` for `what` (elementwise_grad, jacobian), its outputs real;
+    `reverse_only=False` for a tape that is replayed (jit), which keeps its decisions."""
     call = Call(f, args, kwargs, positions_of(f, argnums, len(args)), has_aux, source,
-                also=also, reverse_only=True)
+                also=also, reverse_only=reverse_only)
     structure, paths = call.structure, None
     for k, v in enumerate(call.values):
         if is_differentiable(v) and np.result_type(primal(v)).kind == "c":

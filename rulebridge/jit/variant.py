@@ -201,8 +201,9 @@ def trace(spec: Spec, args: tuple, kwargs: dict, static: frozenset,
             positions = positions_of(f, spec.argnums, len(args))
             also = tuple(i for i in others if i not in positions)
             if kind == "jacobian":
+                # replayed: a tape that sheds as it records drops its decisions (the guards)
                 call = real_call(f, "jacobian", spec.argnums, spec.has_aux, spec.source, args,
-                                 kwargs, also)
+                                 kwargs, also, reverse_only=False)
             else:
                 call = Call(f, args, kwargs, positions, spec.has_aux, spec.source, also=also)
         tape = call.run.tape

@@ -68,3 +68,31 @@ def test_a_jacobian_and_a_gradient_through_large_ops():
         assert_same(vg(x), rb.value_and_grad(loss)(x))
     assert jac.replays == 3 and vg.replays == 3 and jac.eager_calls == vg.eager_calls == 0
     assert all("_cmp" in str(p) for p in jac.programs + vg.programs)
+
+
+LARGE = np.linspace(0.0, 1.0, 9000)  # 72 KB: above the tape's LARGE_BYTES
+
+
+def _branching(x):
+    if x[1] > 0:
+        return np.sin(x[0]) * LARGE * x[1]
+    return np.cos(x[0]) * LARGE * x[1]
+
+
+def _deciding_after_a_large_output(x):
+    big = np.outer(LARGE, x)
+    return big * 2.0 if x[0] > 0 else big * 3.0
+
+
+@pytest.mark.parametrize("f", [_branching, _deciding_after_a_large_output])
+def test_a_jitted_jacobian_with_large_outputs_keeps_its_guards(f):
+    # A jacobian's eager tape sheds as it records and drops its decisions then (it is never
+    # replayed); a jitted one is, and replaying the other branch gave a wrong Jacobian.
+    jitted, a = rb.jit(rb.jacobian(f)), np.array([0.3, 0.5])
+    for _ in range(3):
+        np.testing.assert_array_equal(jitted(a), rb.jacobian(f)(a))
+    for x in (np.array([0.3, -0.5]), -a):
+        np.testing.assert_array_equal(jitted(x), rb.jacobian(f)(x))
+        step = np.array([1e-6, 0.0])  # the first column, by central differences
+        np.testing.assert_allclose(jitted(x)[:, 0], (f(x + step) - f(x - step)) / 2e-6,
+                                   rtol=1e-6, atol=1e-9)
