@@ -51,7 +51,7 @@ def fuzzing(programs: int, checked: int) -> list[str]:
 
 
 def threads(rounds: int = 3) -> list[str]:
-    from tests.test_threads import PROGRAMS, THREADS
+    from tests.engine.test_threads import PROGRAMS, THREADS
 
     rng = np.random.default_rng(0)
     jobs = [(f, rng.normal(size=(4, 4))) for f in PROGRAMS for _ in range(6)]
@@ -70,7 +70,7 @@ def threads(rounds: int = 3) -> list[str]:
 
 
 def memory(calls: int) -> list[str]:
-    from tests.test_memory import _growth, _model
+    from tests.engine.test_memory import _growth, _model
 
     growth = _growth(_model, calls)
     return [f"memory: {calls} gradient calls of a model with writes and linear algebra: heap "

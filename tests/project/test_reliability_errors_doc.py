@@ -22,3 +22,16 @@ def test_examples_raise_what_they_document():
     for example in errors_doc.EXAMPLES:
         if example.raised in (rb.NestedDifferentiationError, rb.RuleContractError, rb.TracingError):
             assert errors_doc.run(example)  # raises AssertionError if the example does not raise
+
+
+def test_the_reliability_figures_still_run():
+    # tools/reliability.py reads its programs from the test modules; a move of tests/ broke it
+    # silently once (tests.test_threads), so its cheap figures are run here.
+    from tools import reliability
+
+    (threads,) = reliability.threads(rounds=1)
+    assert threads.endswith("bit-identical to the serial results")
+    n = int(threads.split(", ")[1].split()[0])
+    assert f"{n} bit-identical" in threads, threads
+    (memory,) = reliability.memory(200)
+    assert "heap growth" in memory
