@@ -5,8 +5,8 @@ sliced and reshaped inside the loss; 8 inputs, 20 tanh units, one output; 32 sam
 once for a NumPy-like namespace `xp`. Rows, all interleaved (benchmarks/timing.py), medians:
 
 - `rulebridge.grad(f)` per source, the unit of the ratios;
-- `rulebridge.hvp(f)` per source (what it chooses: forward over reverse where every op of the
-  gradient has a verified pushforward, else reverse over reverse);
+- `rulebridge.hvp(f)` per source (reverse over reverse: forward over reverse costs no less
+  here, docs/performance.md);
 - both ways spelled out: `rulebridge.jvp(rulebridge.grad(f), (x,), (v,))` (forward over
   reverse) and `rulebridge.grad(lambda x: <rulebridge.grad(f)(x), v>)` (reverse over reverse);
 - JAX on the same program in jax.numpy: `jax.grad` and its hvp, `jax.jvp(jax.grad(f))`, eager
