@@ -98,7 +98,7 @@ def jacobian_block(call: Call, k: int) -> tuple:
     var = call.variables[k]
     if var is not None:
         seed = _zeros(shape, np.result_type(value))
-        ones = undefined_where_nan(np.ones_like(value), np.asarray(value))  # NaN: no derivative
+        ones = undefined_where_nan(np.ones_like(value), call.values[k])  # NaN: no derivative
         for j in range(seed.size):
             seed.flat[j] = ones.flat[j]
             # A copy per row: the sweep may hand the seed back as a cotangent, and its next

@@ -47,22 +47,29 @@ def scalar_output(f, structure, values):
 
 def one_like(value):
     """The seed 1 for a scalar output's sweep (NaN where its value is NaN: `undefined_where_nan`)."""
-    value = primal(value)
+    output, value = value, primal(value)
     if isinstance(value, _ndarray):
-        return undefined_where_nan(np.ones_like(value), value)
-    if isinstance(value, np.generic):
-        return value.dtype.type(1 if value == value else np.nan)
-    # a Python float or int (a complex result was refused above)
-    return np.float64(1.0 if value == value else np.nan)
+        return undefined_where_nan(np.ones_like(value), output)
+    # (np.generic, or a Python float or int: a complex result was refused above)
+    one = value.dtype.type(1) if isinstance(value, np.generic) else np.float64(1.0)
+    return one if value == value or type(output) is Traced else one * np.nan
 
 
-def undefined_where_nan(seed, value):
-    """`seed` with NaN where the output's `value` is NaN and the seed is not 0.
+def undefined_where_nan(seed, output):
+    """`seed` with NaN where the value of `output` is NaN and the seed is not 0.
 
     An output whose value is NaN has no derivative, but the rules' conventions at NaN inputs
     give finite numbers (`clip`'s VJP at NaN is 1 in autograd's rule, 0 in JAX's). A NaN seed
     says so through the sweep: it reaches every input that output reads, and no other, as the
-    VJPs multiply it (docs/architecture.md, "Where NumPy's function has no derivative")."""
+    VJPs multiply it (docs/architecture.md, "Where NumPy's function has no derivative"). Forward
+    mode applies it to the tangents it returns (rulebridge/forward/api.py).
+
+    An output that is an enclosing differentiation's box keeps its seed: a NaN constant there
+    would leave the enclosing level's first-use checks nothing finite to decide at (a hessian
+    at a NaN input was refused), and the enclosing level's own seeds carry the policy."""
+    if type(output) is Traced:
+        return seed
+    value = np.asarray(output)
     if is_differentiable(value):
         nan = np.isnan(value)
         if nan.any():
@@ -100,7 +107,7 @@ def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:
                                 f"shape {np.shape(value)}.",
                                 fix=f"pullback(np.ones({np.shape(primal(value))!r}))  # one "
                                     "cotangent per output, of that output's shape")
-        value = primal(value)  # (under nesting: the plain value underneath)
+        output, value = value, primal(value)  # (under nesting: the plain value underneath)
         dtype = np.result_type(value)
         if type(g) is Traced:  # a cotangent of an enclosing differentiation: recorded there
             if g.dtype.kind not in _COTANGENT_KINDS.get(dtype.kind, "fiu"):
@@ -113,7 +120,7 @@ def seeds_of(f, structure, values, variables, ybars: list) -> dict[int, Any]:
             if given.dtype.kind not in _COTANGENT_KINDS.get(dtype.kind, "fiu"):
                 paths = paths or (["ybar"] if structure is LEAF else structure.paths("ybar"))
                 raise TypeError(_cotangent_kind_error(f, paths[k], given.dtype, dtype))
-            g = undefined_where_nan(np.asarray(given, dtype=dtype), np.asarray(value))
+            g = undefined_where_nan(np.asarray(given, dtype=dtype), output)
             if isinstance(value, (np.generic, float, complex)):
                 g = g[()]
         # One box returned twice (`return y, y`) is one variable: its cotangents add up.

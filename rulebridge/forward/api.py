@@ -16,6 +16,7 @@ from ..engine.box import Traced
 from ..engine.collector import collector_paused
 from ..rules.levels import primal
 from ..rules.signature import is_differentiable
+from ..seeds import undefined_where_nan
 from ..tree import LEAF
 from .sweep import forward
 
@@ -165,7 +166,7 @@ def _block(run: Run, i: int, values: list, variables: list) -> list:
             for k, (out_var, value) in enumerate(zip(variables, values)):
                 t = out.get(out_var) if out_var is not None else None
                 if t is not None:
-                    blocks[k][n][index] = t
+                    blocks[k][n][index] = undefined_where_nan(np.asarray(t), value)
     return blocks
 
 
@@ -208,6 +209,8 @@ def _tangent(out: dict, var, value, owner: Ownership) -> Any:
                                                 np.result_type(primal(value)))
     if t is None:
         t = np.zeros(np.shape(value), np.result_type(value))
+    else:  # an output whose value is NaN has no derivative (the reverse sweep's seeds too)
+        t = undefined_where_nan(np.asarray(t), value)
     if isinstance(value, _ndarray):
         return owner.give(np.asarray(t))
     if isinstance(value, np.generic):

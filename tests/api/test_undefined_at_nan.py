@@ -83,3 +83,32 @@ def test_a_jitted_gradient_agrees_with_the_eager_one_at_nan():
             np.testing.assert_array_equal(step(good), [1.0, 1.0, 1.0])
         assert np.isnan(step(X)).all()
         np.testing.assert_array_equal(step(good), [1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_forward_mode_gives_no_finite_tangent_of_a_nan_value(source):
+    with np.errstate(invalid="ignore"):
+        value, tangent = rb.jvp(clipped, (X,), (np.ones(3),), source=source)
+        _, along_the_finite_entries = rb.jvp(lambda v: np.sum(np.clip(v[1:], -1.0, 1.0)), (X,),
+                                             (np.ones(3),), source=source)
+    assert np.isnan(value) and np.isnan(tangent)
+    assert along_the_finite_entries == 2.0
+
+
+@pytest.mark.parametrize("source", ["autograd", None])  # (JAX's clip pushes 0 forward at NaN)
+def test_jacfwd_agrees_with_jacobian_at_nan(source):
+    f = lambda v: np.clip(v, -1.0, 1.0) * 2.0  # noqa: E731
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(rb.jacfwd(f, source=source)(X),
+                                      rb.jacobian(f, source=source)(X))
+
+
+@pytest.mark.parametrize("source", ["autograd", None])
+def test_a_hessian_at_a_nan_input(source):
+    # The inner gradient's seed stays 1 (a NaN constant on the enclosing level would leave its
+    # first-use checks nothing finite to decide at); the outer rows of NaN values are NaN.
+    with np.errstate(invalid="ignore"):
+        h = rb.hessian(lambda v: np.sum(np.sin(v) ** 2), source=source)(X)
+    assert np.isnan(h[0, 0])
+    np.testing.assert_allclose(np.diag(h)[1:], 2 * np.cos(2 * X[1:]), rtol=1e-12)
+    np.testing.assert_array_equal(h[1:, 1:] - np.diag(np.diag(h)[1:]), 0.0)
