@@ -77,20 +77,24 @@ def hvp(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: boo
     """
     g = grad(f, argnums, has_aux=has_aux, source=source)
 
+    def directional(*args: Any, _rulebridge_hvp_v: Any, **kwargs: Any) -> Any:
+        result = g(*args, **kwargs)
+        gradient, aux = result if has_aux else (result, None)
+        dot = _inner(gradient, _rulebridge_hvp_v, f)
+        return (dot, aux) if has_aux else dot
+
+    # Built once, with v passed by keyword (never differentiated, and argnums keep their
+    # positions). A grad built per call, and `_inner` adding its first term to 0.0, took 3% of
+    # an hvp of benchmarks/hvp.py's network (`--instructions`: 6.00M, now 5.80M per hvp).
+    outer = grad(directional, argnums, has_aux=has_aux, source=source)
+
     @functools.wraps(f)
     def hvp_f(*args: Any, **kwargs: Any) -> Any:
         if not args:
             raise UsageError(f"hvp of {getattr(f, '__qualname__', f)} takes f's arguments and "
                              "then the vector.", fix="rulebridge.hvp(f)(x, v)")
         *args, v = args
-
-        def directional(*args: Any) -> Any:
-            result = g(*args, **kwargs)
-            gradient, aux = result if has_aux else (result, None)
-            dot = _inner(gradient, v, f)
-            return (dot, aux) if has_aux else dot
-
-        return grad(directional, argnums, has_aux=has_aux, source=source)(*args)
+        return outer(*args, _rulebridge_hvp_v=v, **kwargs)
 
     return hvp_f
 
@@ -104,13 +108,14 @@ def _inner(gradient: Any, v: Any, f: Any) -> Any:
                          f"{v_structure}, but the differentiated argument as {structure}.",
                          fix="rulebridge.hvp(f)(x, v)  # v in x's structure (a tuple of them "
                              "for a sequence argnums)")
-    total = 0.0
+    total = None  # (not 0.0: `0.0 + first` would be one more op to record and sweep)
     for leaf, direction in zip(leaves, v_leaves):
         if leaf is not None:
             # (a box when v is traced too: differentiated, or an input of a recorded program)
-            total = total + np.sum(leaf * (direction if isinstance(direction, Traced)
-                                           else np.asarray(direction)))
-    return total
+            term = np.sum(leaf * (direction if isinstance(direction, Traced)
+                                  else np.asarray(direction)))
+            total = term if total is None else total + term
+    return 0.0 if total is None else total
 
 
 def check_gradgrad(function: Callable, args: tuple, kwargs: dict, argnums: tuple | None,

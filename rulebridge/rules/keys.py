@@ -223,6 +223,10 @@ def describe(name: str | int | None, value: Any) -> Any:
     cls = type(value)
     if value is None:
         return None
+    if cls is int:  # the commonest two first: an axis, an index's bound
+        return (int, value)
+    if cls is slice:
+        return (slice, (value.start, value.stop, value.step))
     if cls is bool or isinstance(value, np.bool_):
         return (bool, bool(value))
     if cls is int or isinstance(value, np.integer):
@@ -241,8 +245,6 @@ def describe(name: str | int | None, value: Any) -> Any:
     if (cls is tuple or cls is list) and len(value) <= _SMALL and not any(
             isinstance(item, (np.ndarray, float, complex, np.inexact)) for item in value):
         return (cls, tuple(describe(None, item) for item in value))
-    if cls is slice:
-        return (slice, (value.start, value.stop, value.step))
     if isinstance(value, (np.ndarray, complex, np.generic, list, tuple)):
         return (_ARRAY, spec_of(value))
     try:

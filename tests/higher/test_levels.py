@@ -267,3 +267,20 @@ def test_debug_mode_checks_each_level_at_its_plain_values():
     with rb.debug():
         got = rb.hessian(functools.partial(solve_slogdet, np))(A0)
     close(got, jax.hessian(functools.partial(solve_slogdet, jnp))(A0))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_hvp_passes_keywords_through_and_takes_v_aliasing_x(source):
+    """hvp's vector travels beside f's own keywords (it is never differentiated): f's keywords
+    still reach f, a negative argnums still counts f's positions, and a v that is x itself, or
+    a view of it, is read, never written."""
+    def f(xp, x, y, *, scale):
+        return scale * xp.sum(xp.tanh(W @ x) ** 2) + xp.sum(x * y) ** 2
+
+    y0 = np.array([0.2, 0.9, -0.4])
+    want_h = jax.hessian(functools.partial(f, jnp, scale=1.5), argnums=1)(x0, y0)
+    for v in (y0, y0[::-1], np.ones(3)):
+        before = y0.copy()
+        got = rb.hvp(functools.partial(f, np), argnums=-1, source=source)(x0, y0, v, scale=1.5)
+        close(got, want_h @ np.asarray(v))
+        np.testing.assert_array_equal(y0, before)
