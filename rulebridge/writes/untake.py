@@ -85,18 +85,13 @@ def _nested_getitem_pushforward(residuals, tangents, argnums):
     return None
 
 
-_NESTED_RULES: dict = {}
-
-
 def nested_getitem_rule(function, signature) -> Rule | None:
     """The engine's rule for `x[index]` on an enclosing differentiation's box `x` (see the
-    module), one per signature; None for any other function."""
+    module); None for any other function. Made once per call shape: the tape's rule cache
+    keeps it (engine/tape.py `_rule_for`)."""
     if function is not operator.getitem:
         return None
-    rule = _NESTED_RULES.get(signature)
-    if rule is None:
-        rule = _NESTED_RULES.setdefault(signature, Rule(
-            operator.getitem, signature, CallForward(operator.getitem), _nested_getitem_pullback,
-            source="rulebridge", notes="engine: an index read under nesting (its cotangent is "
-            "rulebridge.untake)", jvp=_nested_getitem_pushforward))
-    return rule
+    return Rule(operator.getitem, signature, CallForward(operator.getitem),
+                _nested_getitem_pullback, source="rulebridge", notes="engine: an index read "
+                "under nesting (its cotangent is rulebridge.untake)",
+                jvp=_nested_getitem_pushforward)
