@@ -69,7 +69,9 @@ def as_plain_arithmetic_gives(out, arithmetic, a, b=_UNARY):
     if type(value) is not expected:  # Python's `(-8.0) ** 0.5` is complex; the ufunc's is nan
         raise _not_followed(arithmetic, operands, value, expected)
     out._value = value
-    out._tape.arithmetic[out._var] = arithmetic  # a recorded program computes it so too (jit)
+    tape = out._tape
+    if tape.keeps_decisions:  # a tape that may be replayed: its program computes it so too (jit)
+        tape.arithmetic[out._var] = arithmetic  # (a gradient's tape kept one entry per op)
     return out
 
 

@@ -134,3 +134,32 @@ def test_thousands_of_gradient_calls_do_not_grow_memory():
 def test_twenty_thousand_calls_of_a_larger_model_do_not_grow_memory():
     growth = _growth(_model, 20000)
     assert growth < LIMIT, f"{growth} bytes more after 20000 gradient calls"
+
+
+def test_a_gradients_scalar_ops_keep_no_per_op_bookkeeping(monkeypatch):
+    """Plain Python arithmetic on traced scalars is recorded with its operator for a program
+    that may be replayed (jit); a gradient's tape is swept once, and keeps none of it."""
+    from rulebridge.engine import tape as tape_module
+
+    tapes = []
+    real_init = tape_module.Tape.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        tapes.append(self)
+
+    monkeypatch.setattr(tape_module.Tape, "__init__", init)
+
+    def f(x):
+        s = x[0]
+        for _ in range(50):
+            s = s * 1.01 + 0.5
+        return s
+
+    x = np.array([0.3, 2.0])
+    np.testing.assert_allclose(rb.grad(f)(x), [1.01 ** 50, 0.0], rtol=1e-12)
+    assert len(tapes) == 1 and len(tapes[0].entries) >= 100
+    assert tapes[0].arithmetic == {}
+    replayed = rb.jit(rb.grad(f))
+    np.testing.assert_allclose(replayed(x), [1.01 ** 50, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(replayed(x + 1.0), [1.01 ** 50, 0.0], rtol=1e-12)
