@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
+from tests.support.tapes import recorded_tapes
 
 CALLS = 1000
 
@@ -139,16 +140,7 @@ def test_twenty_thousand_calls_of_a_larger_model_do_not_grow_memory():
 def test_a_gradients_scalar_ops_keep_no_per_op_bookkeeping(monkeypatch):
     """Plain Python arithmetic on traced scalars is recorded with its operator for a program
     that may be replayed (jit); a gradient's tape is swept once, and keeps none of it."""
-    from rulebridge.engine import tape as tape_module
-
-    tapes = []
-    real_init = tape_module.Tape.__init__
-
-    def init(self, *args, **kwargs):
-        real_init(self, *args, **kwargs)
-        tapes.append(self)
-
-    monkeypatch.setattr(tape_module.Tape, "__init__", init)
+    tapes = recorded_tapes(monkeypatch)
 
     def f(x):
         s = x[0]

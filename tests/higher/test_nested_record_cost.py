@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
+from tests.support.tapes import recorded_tapes
 from rulebridge.engine import fallback as fallback_module
 from rulebridge.engine import sweep as sweep_module
 from rulebridge.engine import tape as tape_module
@@ -116,14 +117,7 @@ def test_nested_index_reads_and_static_arguments_are_keyed_once_and_never_raise(
 
 
 def test_a_nested_index_read_has_the_engines_rule_and_a_plain_one_the_sources(monkeypatch):
-    tapes = []
-    real_init = tape_module.Tape.__init__
-
-    def init(self, *args, **kwargs):
-        real_init(self, *args, **kwargs)
-        tapes.append(self)
-
-    monkeypatch.setattr(tape_module.Tape, "__init__", init)
+    tapes = recorded_tapes(monkeypatch)
     got = rb.hvp(lambda p: sliced_loss(np, p), source="autograd")(P, VP)
     want = jax.jvp(jax.grad(lambda p: sliced_loss(jnp, p)), (P,), (VP,))[1]
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
