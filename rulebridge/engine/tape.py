@@ -31,7 +31,7 @@ from .listing import format_dot, format_tape
 from .op import UNARY, Op, OpsView
 from .protect import CallersArrays
 from .replay import replay
-from .shedding import LARGE_BYTES, before_write, large_output, shed_large_values
+from .shedding import LARGE_BYTES, large_output, shed_large_values
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -341,8 +341,9 @@ class Tape:
         self.inline_rules = {}
 
     def set_effects(self, effects: Effects) -> None:
-        """The first write: from now on `effects` guards every read and brackets the sweep."""
-        before_write(self)  # each op sheds at the memory it read (write.py: before every write)
+        """The first write: from now on `effects` guards every read and brackets the sweep.
+        (The write sheds the ops before it itself: write.py calls `before_write` before every
+        write, the first included.)"""
         self.effects = effects
         if not self.finished:
             self.set_guard(effects.guard)
