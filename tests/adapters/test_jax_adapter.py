@@ -291,3 +291,29 @@ def test_loading_the_adapter_leaves_numpys_global_random_stream_alone():
                          check=True).stdout.split()
     expected = np.random.RandomState(0).normal(size=4)  # the stream np.random.seed(0) starts
     np.testing.assert_array_equal(np.array(out[2:] + out[:2], dtype=float), expected)
+
+
+def test_loading_the_adapter_keeps_another_threads_draws_in_order():
+    # A thread draws from NumPy's global generator while the user's first gradient imports
+    # JAX in the main thread: every value the stream gives is drawn once, by one of the two,
+    # in the stream's order (putting the state back after the import drew some of them twice).
+    program = (
+        "import threading, numpy as np, rulebridge as rb\n"
+        "np.random.seed(0); drawn = []; running = threading.Event(); running.set()\n"
+        "def draw():\n"
+        "    while running.is_set():\n"
+        "        drawn.append(np.random.normal())\n"
+        "thread = threading.Thread(target=draw); thread.start()\n"
+        "while len(drawn) < 10: pass\n"
+        "rb.grad(lambda x: np.sum(np.sin(x)), source='jax')(np.ones(2))\n"
+        "running.clear(); thread.join()\n"
+        "import sys; assert 'jax' in sys.modules\n"
+        "print(len(drawn), *drawn, np.random.normal())\n")
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True).stdout.split()
+    n = int(out[0])
+    assert n > 10
+    expected = np.random.RandomState(0).normal(size=n + 1)
+    np.testing.assert_array_equal(np.array(out[1:], dtype=float), expected)
