@@ -275,6 +275,14 @@ def test_clip_bounds_by_keyword_and_a_traced_bound_passed_by_keyword(source):
         assert g_lo == 1.0  # one element (0.1) sits at the lower bound
 
 
+def _printed_by_a_fresh_process(program: str) -> list[str]:
+    """What `program` prints, run in a new Python (where the first gradient imports JAX)."""
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
 def test_loading_the_adapter_leaves_numpys_global_random_stream_alone():
     # JAX's import draws from NumPy's global generator, and rulebridge imports it inside the
     # user's first gradient: the user's seeded stream must not depend on that (a fresh process,
@@ -285,10 +293,7 @@ def test_loading_the_adapter_leaves_numpys_global_random_stream_alone():
         "rb.grad(lambda x: np.sum(np.sin(x)), source='jax')(np.ones(2))\n"
         "import sys; assert 'jax' in sys.modules\n"
         "print(*np.random.normal(size=2), *first)\n")
-    import subprocess
-    import sys
-    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = _printed_by_a_fresh_process(program)
     expected = np.random.RandomState(0).normal(size=4)  # the stream np.random.seed(0) starts
     np.testing.assert_array_equal(np.array(out[2:] + out[:2], dtype=float), expected)
 
@@ -309,10 +314,7 @@ def test_loading_the_adapter_keeps_another_threads_draws_in_order():
         "running.clear(); thread.join()\n"
         "import sys; assert 'jax' in sys.modules\n"
         "print(len(drawn), *drawn, np.random.normal())\n")
-    import subprocess
-    import sys
-    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = _printed_by_a_fresh_process(program)
     n = int(out[0])
     assert n > 10
     expected = np.random.RandomState(0).normal(size=n + 1)
