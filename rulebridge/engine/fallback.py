@@ -28,6 +28,7 @@ the failed call.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -110,22 +111,17 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception | None, g: Any,
     return cts
 
 
-_KEY_TEXTS: dict = {}  # format_key of each signature without a configuration, once made
-
-
 def key_text(signature: tuple, config: tuple) -> str:
-    """`format_key(signature, config)`, kept per signature where there is no configuration:
-    under nesting every op whose pullback goes to its pullback rule spells its key (about 12 us
-    of dtype names and spec formatting). A configuration's text is made each time: 0.0 and -0.0
-    are one dict key but two settings."""
-    if config:
-        return format_key(signature, config)
-    text = _KEY_TEXTS.get(signature)
-    if text is None:
-        text = format_key(signature)
-        if len(_KEY_TEXTS) < 4096:
-            _KEY_TEXTS[signature] = text
-    return text
+    """`format_key(signature, config)`, made once per signature where there is no
+    configuration: under nesting every op whose pullback goes to its pullback rule spells its
+    key (about 12 us of dtype names and spec formatting). A configuration's text is made each
+    time: 0.0 and -0.0 are one dict key but two settings."""
+    return format_key(signature, config) if config else _signature_text(signature)
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature_text(signature: tuple) -> str:
+    return format_key(signature)
 
 
 def _not_again(what: str, rule, registry, config, refusal: str = "") -> str:
