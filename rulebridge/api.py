@@ -21,6 +21,7 @@ from .checking.gradcheck import check_gradient
 from .engine.collector import collector_paused
 from .engine.result import Constant
 from .engine.tape import Tape
+from .rules.levels import holds_box
 from .rules.signature import is_differentiable
 from .tree import LEAF, tree_flatten
 
@@ -194,6 +195,8 @@ def vjp(f: Callable[..., Any], *args: Any, has_aux: bool = False,
     def pullback(ybar: Any) -> tuple[Any, ...]:
         ybars = [ybar] if structure is LEAF else structure.flatten_up_to(ybar, "ybar")
         seeds = seeds_of(f, structure, values, variables, ybars)
+        if holds_box(tuple(seeds.values())):  # cotangents of a differentiation around the call:
+            run.tape.nested = True  # the sweep's pullbacks are handed its boxes (sweep.py)
         run.check_sealed(sealed, "was called")
         with collector_paused:
             grads = call.gradients(seeds, ybar, y, aux)

@@ -2,10 +2,11 @@
 
 Under nesting (grad of grad, hessian; rulebridge/rules/levels.py) the inner sweep's pullbacks run
 on the enclosing level's boxes, which records them. A pullback that is NumPy code is traced like
-any code. One that is not (JAX's jitted pullbacks) cannot take a box, and raises: its rule may
-then offer the pullback as a function with a rule of its own (`Rule.pullback_rule`, a
-`PullbackCall`), which this module records as ONE op on the highest-level tape among the call's
-boxes, with that second-order rule. The rule is used only where its check against central
+any code. One that is not (JAX's jitted pullbacks) cannot take a box, and raises (or its rule
+declares so, `Rule.pullback_takes_boxes=False`, and it is not called): its rule may then offer
+the pullback as a function with a rule of its own (`Rule.pullback_rule`, a `PullbackCall`),
+which this module records as ONE op on the highest-level tape among the call's boxes, with that
+second-order rule. The rule is used only where its check against central
 differences of the pullback itself passed (rules/selection.py `pullback_rule_status`: the shipped
 matrix's gradgrad column, else a check at the op's own values). Any depth works the same way:
 the op's own pullback, run by the enclosing level's sweep on the boxes of a level further out,
@@ -13,7 +14,7 @@ offers its rule in turn. Where the call's values are themselves boxes of a lower
 forward is recorded there first, as `Tape.record` does for NumPy's functions.
 
 Nothing here is on the first-order path: the sweep reaches it only through a pullback that
-raised on boxes (engine/fallback.py).
+raised on boxes or declines them (engine/fallback.py).
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ def record_call(rule: Rule, args: tuple) -> Any:
             a = a._value
         elif type(a) is _ndarray:  # what the forward saw: engine/protect.py
             a = tape.protected.constant(a)
+        elif type(a) is Traced:  # a lower level's box: a constant here
+            tape.nested = True
         values.append(a)
         inputs.append(None)
     values = tuple(values)

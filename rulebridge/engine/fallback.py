@@ -19,10 +19,16 @@ does not demote a source for the process), and:
 
 A rule that wrote into its read-only input broke the contract: that is reported as such, never
 retried.
+
+Under nesting, a pullback that is not NumPy code raises on the enclosing level's boxes it is
+handed. A rule that declares so (`Rule.pullback_takes_boxes=False`) is not called on them: the
+sweep comes here at once (`declines_boxes`, with no exception), which is the same route without
+the failed call.
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -38,22 +44,36 @@ from .op import as_op
 from .tape import Tape
 
 
-def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: tuple) -> tuple:
+def declines_boxes(rule, residuals: Any, args: tuple, g: Any) -> bool:
+    """Would this op's pullback be handed an enclosing level's boxes, which the rule that made
+    `residuals` declares it cannot take (`Rule.pullback_takes_boxes`)? Asked only by the sweep
+    of a tape that holds such boxes (`Tape.nested`)."""
+    if rule.chosen(residuals)[0].pullback_takes_boxes:
+        return False
+    return holds_box(args) or holds_box(g if type(g) is tuple else (g,))
+
+
+def pullback_raised(tape: Tape, entry: tuple, exc: Exception | None, g: Any,
+                    argnums: tuple) -> tuple:
     """The cotangents of the op `entry`'s traced arguments after its rule's pullback raised
-    `exc`: from the next source's rule at the op's key, or raise the error that explains it."""
+    `exc` (None: it was not called on an enclosing level's boxes, which it declines:
+    `declines_boxes`): from the next source's rule at the op's key, or raise the error that
+    explains it."""
     op = as_op(entry)
     rule = op.rule.used(op.residuals)
     config = configuration(rule.function, op.args, op.kwargs)
-    key = format_key(rule.signature, config)
+    key = key_text(rule.signature, config)
     if isinstance(exc, NoDerivativeError):
         raise exc  # the program's, not the rule's: no source has a derivative to give
-    if is_read_only_write(exc):
+    if exc is not None and is_read_only_write(exc):
         raise RuleContractError(f"the pullback of the {rule.source} rule for {rule.name}{key} "
                                 f"{WROTE_INTO_INPUT} ({exc})") from exc
-    what = (f"the pullback of the {rule.source} rule for {rule.name}{key} raised "
-            f"{type(exc).__name__}: {exc}")
+    what = (f"the pullback of the {rule.source} rule for {rule.name}{key} " + (
+        "is declared unable to take an enclosing differentiation's boxes "
+        "(pullback_takes_boxes=False)" if exc is None else
+        f"raised {type(exc).__name__}: {exc}"))
     registry = tape.registry
-    nested = holds_box(op.args) or holds_box(g if type(g) is tuple else (g,))
+    nested = exc is None or holds_box(op.args) or holds_box(g if type(g) is tuple else (g,))
     refusal = ""
     if nested:  # its pullback ran on an enclosing differentiation's boxes
         cotangents = tape.writes.nested_pullback(rule.function)
@@ -91,6 +111,19 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception, g: Any, argnums: t
     return cts
 
 
+def key_text(signature: tuple, config: tuple) -> str:
+    """`format_key(signature, config)`, made once per signature where there is no
+    configuration: under nesting every op whose pullback goes to its pullback rule spells its
+    key (about 12 us of dtype names and spec formatting). A configuration's text is made each
+    time: 0.0 and -0.0 are one dict key but two settings."""
+    return format_key(signature, config) if config else _signature_text(signature)
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature_text(signature: tuple) -> str:
+    return format_key(signature)
+
+
 def _not_again(what: str, rule, registry, config, refusal: str = "") -> str:
     """A pullback that could not run on an enclosing differentiation's boxes: it is not NumPy
     code (a compiled function), and its rule offers no verified rule for it (`refusal`: why),
@@ -102,7 +135,7 @@ def _not_again(what: str, rule, registry, config, refusal: str = "") -> str:
            f"({', '.join(f'source={name!r}' for name in others)})" if others else
            "No other installed source has a rule here")
     return (f"{rule.name}{format_key(rule.signature, config)} cannot be differentiated twice with "
-            f"the {rule.source} rule: its pullback ran on values of an enclosing "
+            f"the {rule.source} rule: its pullback is handed values of an enclosing "
             f"differentiation (grad of grad, a gradient inside a loss) and is not NumPy code "
             f"that rulebridge can record" + (f", and {refusal}" if refusal else "") + ". "
             f"{fix}; or compute the inner derivative in closed form. (Details: {what}.)")

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import RuleContractError
 from ..rules.rule import SparseCotangent
 from ..rules.signature import format_signature
-from .fallback import pullback_raised
+from .fallback import declines_boxes, pullback_raised
 from .hooks import Effect
 from .op import UNARY, as_op
 from ..rules.levels import primal as _primal
@@ -45,6 +45,7 @@ def backward(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
 def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
     cts: dict[int, Any] = dict(seeds)
     owned: set[int] = set()
+    nested = tape.nested  # the tape holds an enclosing level's boxes: pullbacks may get them
     for op in reversed(tape.entries):
         rule, args, kwargs, inputs, outputs, structure, residuals = op
         if structure is UNARY:  # `y = f(x)` by a CallForward rule; `residuals` holds y
@@ -87,12 +88,15 @@ def _sweep(tape: Tape, seeds: dict[int, Any]) -> dict[int, Any]:
             argnums = _TRACED_OF_TWO[inputs[0] is not None, inputs[1] is not None]
         else:
             argnums = tuple(i for i, v in enumerate(inputs) if v is not None)
-        try:
-            in_cts = (rule.sparse_pullback or rule.pullback)(residuals, g, argnums)
-        except RuleContractError:
-            raise  # already names the rule (debug mode's checks)
-        except Exception as exc:
-            in_cts = pullback_raised(tape, op, exc, g, argnums)
+        if nested and declines_boxes(rule, residuals, args, g):  # (the one test per op)
+            in_cts = pullback_raised(tape, op, None, g, argnums)  # as if it had raised
+        else:
+            try:
+                in_cts = (rule.sparse_pullback or rule.pullback)(residuals, g, argnums)
+            except RuleContractError:
+                raise  # already names the rule (debug mode's checks)
+            except Exception as exc:
+                in_cts = pullback_raised(tape, op, exc, g, argnums)
         if argnums is _FIRST and type(in_cts) is tuple and len(in_cts) == 1:
             # The common case inline: one dense cotangent of its argument's exact type.
             ct, primal = in_cts[0], args[0]

@@ -80,6 +80,8 @@ class Tape:
         # Above every trace made before this one (rulebridge/rules/levels.py): an op goes to
         # the highest-level tape among its arguments' boxes; a lower level's box is a constant.
         self.level = new_level()
+        # Set where a lower level's box comes in (an input, a constant): sweep.py reads it.
+        self.nested = False
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -104,6 +106,8 @@ class Tape:
     def new_input(self, value: Any):
         if type(value) is _ndarray:
             value = self.protected.protect(value)
+        elif type(value) is Traced:  # an enclosing differentiation's box (rules/levels.py)
+            self.nested = True
         var = self.new_var()
         self.inputs.append(var)
         self.values[var] = value
@@ -119,14 +123,10 @@ class Tape:
         one-input ufunc (Traced.__array_ufunc__). `guarded=False` skips the mode's guard: for ops
         the guard itself records."""
         # The tuned branch: `ufunc(x)`, the commonest op, which Traced.__array_ufunc__ hands
-        # over as the box itself, so one test enters it (each test of this kind costs about 170
-        # instructions). A one-input ufunc's output of x's dtype is inexact and as large as x,
-        # which was measured when x was recorded, so none of the general branch's checks of the
-        # output is needed; the op is stored in the `UNARY` form (rulebridge/engine/op.py).
-        # Measured on the chain (`python -m benchmarks.instructions`, valgrind, per op): 30,115
-        # with this branch a second copy of the record path in Traced.__array_ufunc__ (30,932
-        # with a shared `push` method called from both, against 30,192 then); 29,758 as it is
-        # now, one path (history: docs/performance.md).
+        # over as the box itself, so one test (about 170 instructions) enters it. A one-input
+        # ufunc's output of x's dtype is inexact and as large as x, measured when x was recorded,
+        # so the general branch's checks of the output are not needed; the op is stored in the
+        # `UNARY` form (engine/op.py). Its figures per op on the chain: docs/performance.md.
         if (type(args) is Traced and type(value := args._value) is _ndarray
                 and (rule := self.inline_rules.get((function, dtype := value.dtype, value.ndim)))
                 is not None and type(forward := rule.forward) is CallForward):
@@ -177,6 +177,7 @@ class Tape:
                             if top is not self:
                                 return top.record(function, args, kwargs, guarded)
                             inputs.append(None)  # a lower level's box: a constant here
+                            self.nested = True
                             values.append(a)
                             key = None if key is None else flat_key(key, a, kwargs)
                             continue
@@ -325,6 +326,7 @@ class Tape:
                         return None, None  # the op is that level's (`record` sends it there)
                     items.append(item)  # a lower level's box: a constant here
                     item_vars.append(None)
+                    self.nested = True
                     continue
                 items.append(item._value)
                 item_vars.append(item._var)
@@ -335,8 +337,7 @@ class Tape:
 
     def set_guard(self, guard: Callable[[Callable, tuple], None]) -> None:
         """Call `guard(function, args)` before every op from now on. `inline_rules` is emptied
-        (and never filled), so `record`'s tuned branch never hits and every op takes the general one:
-        an unguarded tape's hot paths carry no check."""
+        (never filled), so every op takes `record`'s general branch: unguarded, no check."""
         self.guard = guard
         self.inline_rules = {}
 
@@ -360,8 +361,7 @@ class Tape:
         self.set_guard(_record_escaped)
 
     def shed_large_values(self) -> None:
-        """Before a sweep: keep a large array alive only where a pullback needs it
-        (rulebridge/engine/shedding.py)."""
+        """Before a sweep: keep a large array alive only where a pullback needs it (shedding.py)."""
         shed_large_values(self)
 
     # -- editing -------------------------------------------------------------------------------

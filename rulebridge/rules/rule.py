@@ -203,6 +203,11 @@ class Rule:
     # one op of the enclosing level, once its rule passed a check against central differences
     # of the pullback itself (docs/adapter-contract.md, "Pullbacks as rules").
     pullback_rule: "Callable[[Any, Any, tuple[int, ...]], PullbackCall] | None" = None
+    # False declares that `pullback` cannot run on an enclosing differentiation's boxes (it is
+    # compiled code, not NumPy code): under nesting the engine then never calls it on them and
+    # goes at once where a pullback that raised on them goes (`pullback_rule`, else another
+    # source's rule, else a clear refusal), rather than calling it and letting it raise.
+    pullback_takes_boxes: bool = True
 
     @property
     def missing(self) -> bool:

@@ -57,6 +57,7 @@ def nested_setitem(box, index, value, what: str | None = None):
     module); returns `box`, rebound."""
     tape = box._tape
     tape.check_open(operator.setitem)
+    tape.nested = True  # the box is rebound to a lower level's box (engine/sweep.py reads it)
     index = tape.protected.constants_in(index)
     target = box._value
     memory = primal(target)

@@ -252,3 +252,21 @@ def test_forward_mode_at_repeated_eigenvalues_raises_a_clear_error_not_the_sourc
         warnings.simplefilter("ignore")
         with pytest.raises(rb.RulebridgeError, match="eigh"):
             rb.jvp(program, (x,), (np.ones_like(x),))
+
+
+def test_the_key_of_a_nested_op_is_spelled_once_per_signature_and_a_configuration_as_given():
+    # engine/fallback.py spells the key of each nested op whose pullback goes to its pullback
+    # rule; the text of a signature alone is kept. A configuration's is not: 0.0 and -0.0 are
+    # one dict key, but two settings as the user wrote them.
+    from rulebridge.engine.fallback import key_text
+    from rulebridge.rules.keys import normalise
+
+    args, _, config = normalise(np.sin, (np.ones((2, 3)),), {})
+    signature = rb.signature_of(args)
+    assert config == () and key_text(signature, config) == "(float64[:, :])"
+    assert key_text(signature, config) is key_text(signature, ())
+    texts = []
+    for ord_ in (0.0, -0.0):
+        args, _, config = normalise(np.linalg.norm, (np.ones(3),), {"ord": ord_})
+        texts.append(key_text(rb.signature_of(args), config))
+    assert texts == ["(float64[:], ord=0.0)", "(float64[:], ord=-0.0)"]

@@ -17,6 +17,9 @@ import numpy as np
 import pytest
 
 import rulebridge as rb
+from rulebridge_jax.pullback import JitPullbacks
+
+from benchmarks.hvp import P0, V, loss  # the 200-parameter network: slices, reshape, .T
 
 jax.config.update("jax_enable_x64", True)
 
@@ -137,3 +140,40 @@ def test_float32_second_order_with_jax_rules():
     assert h.dtype == np.float32
     want = jax.hessian(lambda x: jnp.sum(jnp.tanh(W @ x) ** 2))(x0)
     np.testing.assert_allclose(h, want, rtol=2e-4, atol=1e-5)
+
+
+def _holds_box(value):
+    if isinstance(value, rb.Traced):
+        return True
+    return type(value) in (tuple, list) and any(_holds_box(item) for item in value)
+
+
+def test_a_jitted_pullback_is_never_called_on_an_enclosing_levels_boxes(monkeypatch):
+    # A JAX rule declares that its pullback cannot take boxes (Rule.pullback_takes_boxes): under
+    # nesting the engine asks for the rule of its pullback at once, rather than calling the
+    # jitted pullback on the enclosing level's boxes, letting it raise and then asking.
+    f, ref = functools.partial(loss, np), functools.partial(loss, jnp)
+    hvp, hessian = rb.hvp(f, source="jax"), rb.hessian(f, source="jax")
+    for _ in range(2):  # warm: every key seen and checked
+        hvp(P0, V)
+    on_boxes, calls = [], []
+    real = JitPullbacks.__call__
+
+    def counted(self, args, kwargs, cotangent, argnums):
+        calls.append(self.name)
+        if _holds_box(args) or _holds_box(tuple(kwargs.values())) or _holds_box(cotangent):
+            on_boxes.append(self.name)
+        return real(self, args, kwargs, cotangent, argnums)
+
+    monkeypatch.setattr(JitPullbacks, "__call__", counted)
+    got_hvp, got_hessian = hvp(P0, V), hessian(P0)
+    assert calls and on_boxes == [], on_boxes
+    close(got_hvp, jax.jvp(jax.grad(ref), (P0,), (V,))[1], rtol=1e-8)
+    close(got_hessian, jax.hessian(ref)(P0), rtol=1e-8)
+    # a vjp's pullback called later on the cotangent boxes of a differentiation around it
+    _, pullback = rb.vjp(lambda x: np.tanh(W @ x), x0, source="jax")
+    _, jax_pullback = jax.vjp(lambda x: jnp.tanh(W @ x), x0)
+    c = np.array([1.0, -2.0, 0.5, 0.25])
+    got = rb.grad(lambda c: np.sum(pullback(c)[0] ** 2), source="jax")(c)
+    assert on_boxes == [], on_boxes
+    close(got, jax.grad(lambda c: jnp.sum(jax_pullback(c)[0] ** 2))(c), rtol=1e-8)

@@ -8,6 +8,8 @@ compiled routine does, so they cannot run on an enclosing level's boxes).
   names the function, the source, the verdict and what to do; with source=None, another
   source's NumPy-code pullback gives the right number.
 - A source that offers none: the error names the function and the source and says what to do.
+- A rule declaring that its pullback cannot take boxes (`pullback_takes_boxes=False`) is never
+  called on them: the same routes, without the failed call.
 """
 
 from __future__ import annotations
@@ -79,3 +81,39 @@ def test_a_source_offering_no_rule_for_its_pullback_is_refused_clearly():
         in message
     assert "offers no rule for its pullback" in message
     assert "source='autograd'" in message  # what to do: a source whose pullback is NumPy code
+
+
+def test_a_pullback_declared_unable_to_take_boxes_is_not_called_on_them():
+    # Rule.pullback_takes_boxes=False: under nesting the engine goes to the rule's pullback rule
+    # at once; undeclared, the same pullback is called on the boxes, raises, and then goes there.
+    declared, undeclared = Compiled("compiled_declared", "right", declares=True), \
+        Compiled("compiled_undeclared", "right")
+    for adapter in (declared, undeclared):
+        with preferred(np.sin, adapter) as name:
+            h = rb.hessian(f, source=name)(x0)
+            np.testing.assert_allclose(h, hessian_of_f(x0), rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(rb.grad(f, source=name)(x0),  # first order: plain values
+                                       np.sin(x0) + x0 * np.cos(x0), rtol=1e-12)
+    assert declared.on_boxes == 0
+    assert undeclared.on_boxes > 0
+
+
+def test_a_declared_pullback_without_a_rule_is_refused_clearly_without_being_called():
+    adapter = Compiled("compiled_declared_none", None, declares=True)
+    with preferred(np.sin, adapter) as name:
+        with pytest.raises(rb.NestedDifferentiationError) as info:
+            rb.hessian(f, source=name)(x0)
+    message = str(info.value)
+    assert "numpy.sin(float64[:]) cannot be differentiated twice with the " \
+        "compiled_declared_none rule" in message
+    assert "offers no rule for its pullback" in message
+    assert "source='autograd'" in message
+    assert adapter.on_boxes == 0
+
+
+def test_a_declared_pullback_falls_over_to_another_source_with_source_none():
+    adapter = Compiled("compiled_declared_none2", None, declares=True)
+    with preferred(np.sin, adapter):
+        h = rb.hessian(f)(x0)
+    np.testing.assert_allclose(h, hessian_of_f(x0), rtol=1e-12, atol=1e-14)
+    assert adapter.on_boxes == 0

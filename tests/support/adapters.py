@@ -78,10 +78,13 @@ _pullback_function.__rulebridge_name__ = "pullback of numpy.sin (compiled)"
 class Compiled(rb.Adapter):
     """np.sin with a pullback that is not NumPy code; `second` decides what its pullback offers:
     "right", "wrong" (a second-order rule off by a factor of 2) or None (no rule). Every other
-    function: autograd's rule under this source's name."""
+    function: autograd's rule under this source's name. `declares`: the rule says that its
+    pullback cannot take boxes (`Rule.pullback_takes_boxes=False`); `on_boxes` counts the calls
+    of its pullback that were handed an enclosing level's boxes all the same."""
 
-    def __init__(self, name, second):
-        self.name, self.second = name, second
+    def __init__(self, name, second, declares=False):
+        self.name, self.second, self.declares = name, second, declares
+        self.on_boxes = 0
 
     def version(self):
         return "1"
@@ -94,9 +97,15 @@ class Compiled(rb.Adapter):
             rule = rb.REGISTRY.adapter("autograd").build_rule(function, signature)
             rule.source = self.name
             return rule
-        return rb.Rule(np.sin, signature, rb.CallForward(np.sin), _compiled_sin_pullback,
+        return rb.Rule(np.sin, signature, rb.CallForward(np.sin), self._pullback,
                        source=self.name, source_version="1",
-                       pullback_rule=None if self.second is None else self._offer)
+                       pullback_rule=None if self.second is None else self._offer,
+                       pullback_takes_boxes=not self.declares)
+
+    def _pullback(self, residuals, g, argnums):
+        if isinstance(residuals[1][0], rb.Traced) or isinstance(g, rb.Traced):
+            self.on_boxes += 1
+        return _compiled_sin_pullback(residuals, g, argnums)
 
     def _offer(self, residuals, g, argnums):
         output, args, kwargs = residuals

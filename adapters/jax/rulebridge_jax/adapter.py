@@ -102,8 +102,11 @@ class JaxAdapter(JaxImports, rulebridge.Adapter):
             # (its pushforward would need the same conversion: forward mode uses the pullback)
             pullback, jvp = _one_triangle(pullback, function), None
             pullback_rule = _one_triangle_rule(pullback_rule, function)
+        # The pullback is jitted: it cannot take an enclosing level's boxes (under nesting the
+        # engine goes to `pullback_rule` at once, without calling it on them).
         return Rule(function, signature, numpy_forward(function), pullback, source=self.name,
-                    source_version=self.version(), jvp=jvp, pullback_rule=pullback_rule)
+                    source_version=self.version(), jvp=jvp, pullback_rule=pullback_rule,
+                    pullback_takes_boxes=False)
 
 
 def _one_triangle(pullback: Callable, function: Callable) -> Callable:

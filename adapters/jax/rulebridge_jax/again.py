@@ -73,7 +73,8 @@ class FunctionRules:
 
             rule = self.rules[signature] = Rule(
                 self.function, signature, CallForward(self.function), pullback, source="jax",
-                source_version=jax.__version__, jvp=jvp, pullback_rule=pullback_rule)
+                source_version=jax.__version__, jvp=jvp, pullback_rule=pullback_rule,
+                pullback_takes_boxes=False)  # jitted too: the next order goes to its rule
         return rule
 
 

@@ -34,7 +34,7 @@ class JaxImports(rulebridge.Adapter):
                 equivalent, function_name(function), numpy_function=function)
         return Rule(function, signature, numpy_forward(function), pullbacks.rule_pullback(),
                     source=self.name, source_version=jax.__version__,
-                    pullback_rule=pullbacks.rule_pullback_rule())
+                    pullback_rule=pullbacks.rule_pullback_rule(), pullback_takes_boxes=False)
 
     def evaluate(self, equivalent: Callable, args: tuple, kwargs: dict):
         with jax.enable_x64(True):  # float64 stays float64, as in the pullback
