@@ -4,6 +4,7 @@ fail counts with the failure classes.
     python -m tools.autograd_suite --sdist /tmp/ag/autograd-1.9.1.tar.gz
         [--sources none,autograd,jax] [--test-sources none] [--examples-only | --tests-only]
         [--timeout 30] [--iters 5] [--jobs 2] [--only NAME,...] [--keep DIR]
+        [--mnist-stand-in]
 
 autograd's tests and examples are not in site-packages; the sdist of the installed version has
 them (`pip download autograd==<version> --no-binary :all: --no-deps -d /tmp/ag`). They are
@@ -132,6 +133,25 @@ def prepare(sdist: Path, folder: Path) -> Path:
     return root
 
 
+def write_mnist_stand_in(folder: Path, seed: int = 0) -> None:
+    """MNIST's four idx files (gzip), generated, in `folder` (see the module's docstring)."""
+    import gzip
+    import struct
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    for prefix, count in (("train", 60_000), ("t10k", 10_000)):
+        ink = rng.random((count, 28, 28)) < 0.19  # MNIST's images are about 81% zero bytes
+        pixels = np.where(ink, rng.integers(1, 256, (count, 28, 28)), 0).astype(np.uint8)
+        with gzip.open(folder / f"{prefix}-images-idx3-ubyte.gz", "wb", compresslevel=1) as fh:
+            fh.write(struct.pack(">IIII", 2051, count, 28, 28) + pixels.tobytes())
+        labels = rng.integers(0, 10, count).astype(np.uint8)
+        with gzip.open(folder / f"{prefix}-labels-idx1-ubyte.gz", "wb", compresslevel=1) as fh:
+            fh.write(struct.pack(">II", 2049, count) + labels.tobytes())
+
+
 def _environment(root: Path, source: str | None, iters: int) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -247,12 +267,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests-only", action="store_true")
     parser.add_argument("--only", default="", help="comma-separated example names to run")
     parser.add_argument("--keep", type=Path, help="prepare in this folder and keep it")
+    parser.add_argument("--mnist-stand-in", action="store_true",
+                        help="generated MNIST files for the examples that download it")
     args = parser.parse_args(argv)
     folder = args.keep or Path(tempfile.mkdtemp(prefix="autograd_suite_"))
     if args.keep:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
     root = prepare(args.sdist, folder)
+    if args.mnist_stand_in:
+        write_mnist_stand_in(root / "examples" / "data")
     print(f"prepared in {root}")
     sources = [None if s == "none" else s for s in args.sources.split(",")]
     if not args.tests_only:
