@@ -319,3 +319,18 @@ def test_loading_the_adapter_keeps_another_threads_draws_in_order():
     assert n > 10
     expected = np.random.RandomState(0).normal(size=n + 1)
     np.testing.assert_array_equal(np.array(out[1:], dtype=float), expected)
+
+
+@pytest.mark.parametrize("name, spectral", [("numpy.linalg.eigh", True),
+                                            ("pullback of scipy.special.gammaln", False)])
+def test_a_non_finite_vjp_is_explained_by_what_the_function_is(name, spectral):
+    # The eigenvector explanation is for eig and svd; a pullback whose derivative has a pole
+    # (the negative binomial example's third derivative of gammaln) is told about the domain.
+    from rulebridge_autograd.adapter import _finite as autograd_finite
+    from rulebridge_jax.pullback import _finite as jax_finite
+
+    for refuse in (jax_finite, autograd_finite):
+        with pytest.raises(FloatingPointError) as raised:
+            refuse((np.array([np.inf, 1.0]),), (np.array([1.0, 2.0]),), name)
+        assert ("repeated eigenvalue" in str(raised.value)) == spectral
+        assert ("domain" in str(raised.value)) != spectral

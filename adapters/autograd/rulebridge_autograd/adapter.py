@@ -399,13 +399,18 @@ def _finite(cts: tuple, g: tuple, name: str) -> tuple:
     if all(np.all(np.isfinite(ct)) for ct in cts if ct is not None) or not all(
             np.all(np.isfinite(gi)) for gi in given):
         return cts
+    spectral = any(word in name for word in ("eig", "svd"))
     raise FloatingPointError(
         f"autograd's VJP of {name} is not finite here although every cotangent it received is: "
-        "at repeated eigenvalues or singular values the vectors have no derivative (their "
-        "terms divide by l_i - l_j = 0), and autograd also gives the outputs your program does "
-        "not use a zero cotangent, which meets that infinity. Use only the outputs whose "
-        "derivative exists at this input (the values), or source='jax', which differentiates "
-        "only the outputs that are used.")
+        + ("at repeated eigenvalues or singular values the vectors have no derivative (their "
+           "terms divide by l_i - l_j = 0), and autograd also gives the outputs your program "
+           "does not use a zero cotangent, which meets that infinity. Use only the outputs whose "
+           "derivative exists at this input (the values), or source='jax', which differentiates "
+           "only the outputs that are used." if spectral else
+           "autograd gives the outputs your program does not use a zero cotangent, and one of "
+           "their derivatives is infinite here (a pole, or the edge of the function's domain). "
+           "Use source='jax', which differentiates only the outputs that are used, or an input "
+           "inside the domain."))
 
 
 def _sparse_or_conform(ct, primal):

@@ -283,11 +283,15 @@ def _finite(leaf_cts: tuple, given: tuple, name: str) -> None:
     if all(np.all(np.isfinite(ct)) for ct in leaf_cts) or not all(
             np.all(np.isfinite(g)) for g in given):
         return
+    spectral = any(word in name for word in ("eig", "svd"))
     raise FloatingPointError(
         f"JAX's VJP of {name} is not finite here although every cotangent it received is: the "
-        "outputs your program uses have no derivative at this input (eigenvectors or singular "
-        "vectors at a repeated eigenvalue or singular value, whose terms divide by l_i - l_j = "
-        "0). Use only the outputs whose derivative exists here (the values).")
+        "outputs your program uses have no derivative at this input" + (
+            " (eigenvectors or singular vectors at a repeated eigenvalue or singular value, "
+            "whose terms divide by l_i - l_j = 0). Use only the outputs whose derivative exists "
+            "here (the values)." if spectral else
+            " (a pole of the derivative, or the edge of the function's domain). Differentiate "
+            "at an input inside the domain."))
 
 
 def _used_outputs(out, used: tuple | None, name: str):
