@@ -342,9 +342,8 @@ class Tape:
         self.inline_rules = {}
 
     def set_effects(self, effects: Effects) -> None:
-        """The first write: from now on `effects` guards every read and brackets the sweep.
-        (The write sheds the ops before it itself: write.py calls `before_write` before every
-        write, the first included.)"""
+        """The first write: from now on `effects` guards every read and brackets the sweep
+        (write.py sheds the ops before each write, the first included)."""
         self.effects = effects
         if not self.finished:
             self.set_guard(effects.guard)
