@@ -229,7 +229,7 @@ def describe(name: str | int | None, value: Any) -> Any:
         return (slice, (value.start, value.stop, value.step))
     if cls is bool or isinstance(value, np.bool_):
         return (bool, bool(value))
-    if cls is int or isinstance(value, np.integer):
+    if isinstance(value, np.integer):  # (a Python int returned above)
         return (int, int(value))
     if cls is str:
         if name == _DTYPE:
