@@ -102,6 +102,9 @@ def resolve(registry: Registry, function: Callable, signature: Signature,
             source: str | None, config: Configuration = NO_CONFIGURATION,
             trusting: bool | None = None) -> Rule:
     """Steps 2-5, uncached: the rule to use at the key, or NoRuleError saying why none."""
+    prepare = getattr(function, "__rulebridge_prepare__", None)
+    if prepare is not None:  # a drop-in imports its sources' rules, as its first traced call
+        prepare()  # does: `check_rule` or `rule_for` may come first, with no adapter asked yet
     trusting = registry.trusting if trusting is None else trusting
     text = format_key(signature, config)
     if registry._status_loaders:

@@ -95,6 +95,24 @@ def test_lookup_sees_a_drop_in_s_rules():
     assert out.stdout.split() == ["jax", "False"], out.stderr[-2000:]
 
 
+def test_a_drop_in_asked_before_its_first_traced_call_has_its_rules():
+    # in a fresh process, with no traced call before: check_rule, rule_for and check_rule with
+    # source=None each ask for a drop-in's rule first (check_rule said "autograd has no VJP
+    # registered for scipy.stats.dirichlet.logpdf", which it has)
+    program = (
+        "import numpy as np, rulebridge as rb, rulebridge.scipy.stats as stats\n"
+        "x, a = np.array([0.2, 0.3, 0.5]), np.array([1.5, 2.0, 3.0])\n"
+        "r = rb.check_rule(stats.dirichlet.logpdf, x, a, argnums=(0, 1), source='autograd')\n"
+        "print(r.passed, r.source)\n"
+        "rule = rb.rule_for(stats.gamma.logpdf, rb.signature_of((x, 2.0)), source='autograd')\n"
+        "print(rule.source, rule.missing)\n"
+        "r = rb.check_rule(stats.beta.logpdf, np.array([0.3, 0.6]), 2.0, 3.0)\n"
+        "print(r.passed)\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "autograd", "autograd", "False", "True"], \
+        out.stdout + out.stderr[-2000:]
+
+
 def test_a_named_source_that_fails_for_a_drop_in_says_which_other_source_has_a_rule():
     x = np.array([0.7, 1.9, 3.2])
     with pytest.raises(rb.RulebridgeError) as info:
