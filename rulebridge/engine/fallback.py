@@ -68,10 +68,6 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception | None, g: Any,
     if exc is not None and is_read_only_write(exc):
         raise RuleContractError(f"the pullback of the {rule.source} rule for {rule.name}{key} "
                                 f"{WROTE_INTO_INPUT} ({exc})") from exc
-    what = (f"the pullback of the {rule.source} rule for {rule.name}{key} " + (
-        "is declared unable to take an enclosing differentiation's boxes "
-        "(pullback_takes_boxes=False)" if exc is None else
-        f"raised {type(exc).__name__}: {exc}"))
     registry = tape.registry
     nested = exc is None or holds_box(op.args) or holds_box(g if type(g) is tuple else (g,))
     refusal = ""
@@ -84,6 +80,7 @@ def pullback_raised(tape: Tape, entry: tuple, exc: Exception | None, g: Any,
         if type(again) is not str:
             return again
         refusal = again
+    what = _what(rule, key, exc)  # (here: under nesting most ops end above, and return)
     other = None
     if tape.source is None and not _shed(tape, op):
         other = next(fallbacks(registry, rule, config), None)
@@ -117,6 +114,13 @@ def key_text(signature: tuple, config: tuple) -> str:
     key (about 12 us of dtype names and spec formatting). A configuration's text is made each
     time: 0.0 and -0.0 are one dict key but two settings."""
     return format_key(signature, config) if config else _signature_text(signature)
+
+
+def _what(rule, key: str, exc: Exception | None) -> str:
+    return (f"the pullback of the {rule.source} rule for {rule.name}{key} " + (
+        "is declared unable to take an enclosing differentiation's boxes "
+        "(pullback_takes_boxes=False)" if exc is None else
+        f"raised {type(exc).__name__}: {exc}"))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -250,6 +250,7 @@ _checks: dict[str, Callable[..., tuple[str, str]] | None] = {JVP: None, GRADGRAD
 #   GRADGRAD: (function name, source, key text, traced arguments, offered signature) -> ditto
 VERDICTS: dict[str, dict] = {JVP: {}, GRADGRAD: {}}
 _decided: dict = {}  # JVP: (rule, configuration, argnums) -> (jvp or None, why not)
+_settled: dict = {}  # GRADGRAD: (registry, memo) -> a settled (status, reason), shipped or checked
 _lock = threading.RLock()  # a check may ask for another mode's status
 
 
@@ -318,10 +319,21 @@ def pullback_rule_status(registry: Registry, rule: Rule, key: str, call: Pullbac
     """GRADGRAD: `(status, reason)` for the rule `call` offers for `rule`'s pullback at the
     first-order key text `key` ("pass" to record it: engine/again.py); `traced` are the
     positions of `call.args` that carry a derivative at the enclosing level."""
+    if rule.source == ENGINE or registry.trusting:
+        return "pass", ""
     memo = (rule.name, rule.source, key, traced, call.rule.signature)
+    found = _settled.get((registry, memo))
+    if found is not None:
+        return found
     with _lock:
-        return _status(registry, GRADGRAD, rule, f"{key} {GRADGRAD}", memo,
-                       lambda check: check(call, traced))
+        found = _status(registry, GRADGRAD, rule, f"{key} {GRADGRAD}", memo,
+                        lambda check: check(call, traced))
+        if found[0] in SETTLED and len(_settled) < _MAX_CACHED:
+            # Shipped verdicts too, which `_status` looks up in the matrix on every call: under
+            # nesting every inner op whose pullback is compiled asks (9 per hvp of
+            # benchmarks/hvp.py's network [jax], 4% of it under cProfile).
+            _settled[(registry, memo)] = found
+        return found
 
 
 def verdicts(mode: str = JVP) -> dict:
@@ -336,3 +348,5 @@ def forget(mode: str | None = None) -> None:
             VERDICTS[name].clear()
         if mode in (None, JVP):
             _decided.clear()
+        if mode in (None, GRADGRAD):
+            _settled.clear()

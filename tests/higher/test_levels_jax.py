@@ -177,3 +177,62 @@ def test_a_jitted_pullback_is_never_called_on_an_enclosing_levels_boxes(monkeypa
     got = rb.grad(lambda c: np.sum(pullback(c)[0] ** 2), source="jax")(c)
     assert on_boxes == [], on_boxes
     close(got, jax.grad(lambda c: jnp.sum(jax_pullback(c)[0] ** 2))(c), rtol=1e-8)
+
+
+def test_pullback_rules_cached_per_configuration_not_stretched_to_another():
+    # The compiled pullback rules and their second-order verdicts are kept per configuration
+    # (arity, differentiated arguments, used outputs, signature): an hvp at one shape, dtype or
+    # set of traced arguments must not hand its rule or verdict to the next.
+    def f(xp, x, c):
+        return xp.sum(xp.tanh(x * c) ** 2) + xp.sum(xp.sin(x) * 2.0)
+
+    def hvp_ref(x, c, v, argnums):
+        g = jax.grad(functools.partial(f, jnp), argnums)
+        return jax.jvp(lambda *a: g(*a), (x, c), v)[1]
+
+    for n in (3, 5):
+        x, c = rng.normal(size=n), rng.normal(size=n)
+        vx, vc = rng.normal(size=n), rng.normal(size=n)
+        both = rb.hvp(functools.partial(f, np), argnums=(0, 1), source="jax")(x, c, (vx, vc))
+        for got, want in zip(both, hvp_ref(x, c, (vx, vc), (0, 1))):
+            close(got, want, rtol=1e-9)
+        only_x = rb.hvp(functools.partial(f, np), source="jax")(x, c, vx)
+        close(only_x, hvp_ref(x, c, (vx, np.zeros(n)), 0), rtol=1e-9)
+    x32, c32 = x.astype(np.float32), c.astype(np.float32)
+    got = rb.hvp(functools.partial(f, np), source="jax")(x32, c32, vx.astype(np.float32))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, hvp_ref(x, c, (vx, np.zeros(5)), 0), rtol=2e-4, atol=1e-5)
+
+
+def test_second_hvp_at_another_key_is_decided_at_that_key():
+    # A settled second-order verdict is kept for its key alone: the next key asks again
+    # (shipped matrix, else a check), never reusing the verdict of the one before.
+    from rulebridge.rules import selection
+
+    asked = []
+    real = selection._status
+
+    def counting(registry, mode, rule, text, memo, run):
+        if mode == selection.GRADGRAD:
+            asked.append(text)
+        return real(registry, mode, rule, text, memo, run)
+
+    selection.forget(selection.GRADGRAD)
+    f = lambda x: np.sum(np.cos(x) * x)  # noqa: E731
+    hvp = rb.hvp(f, source="jax")
+    try:
+        selection._status = counting
+        hvp(x0, B)
+        first = list(asked)
+        hvp(x0 + 0.5, B)  # the same key: settled, nothing asked
+        assert asked == first and first
+        hvp(np.linspace(0.1, 1.0, 6).reshape(2, 3), np.ones((2, 3)))  # another key: asked
+        assert len(asked) > len(first)
+        assert set(asked[len(first):]).isdisjoint(first), asked
+        before = len(asked)
+        hvp(x0.astype(np.float32), B.astype(np.float32))  # and another
+        assert asked[before:] and all("float32" in text for text in asked[before:]), asked
+    finally:
+        selection._status = real
+    want = jax.jvp(jax.grad(lambda x: jnp.sum(jnp.cos(x) * x)), (x0,), (B,))[1]
+    close(hvp(x0, B), want)
