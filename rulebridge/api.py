@@ -17,6 +17,7 @@ import numpy as np
 from .boundary import name_of, new_tape, positions_of  # noqa: F401 (new_tape: docs)
 from .call import Call, jacobian_block, one_or_tuple, real_call, transformed
 from .seeds import one_like, scalar_output, seeds_of
+from .spellings import other_spellings
 from .checking.gradcheck import check_gradient
 from .engine.collector import collector_paused
 from .engine.result import Constant
@@ -51,6 +52,7 @@ def grad(f: Callable[Concatenate[T, P], Any], argnums: int | Sequence[int], *,
          source: str | None = None) -> Callable[Concatenate[T, P], Any]: ...
 
 
+@other_spellings
 def grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
          source: str | None = None) -> Callable[P, Any]:
     """The gradient of real scalar-valued `f` with respect to its argument `argnums`.
@@ -102,6 +104,7 @@ def value_and_grad(f: Callable[Concatenate[T, P], Any], argnums: int | Sequence[
                    source: str | None = None) -> Callable[Concatenate[T, P], tuple[Any, Any]]: ...
 
 
+@other_spellings
 def value_and_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
                    has_aux: bool = False,
                    source: str | None = None) -> Callable[P, tuple[Any, Any]]:
@@ -245,6 +248,7 @@ def elementwise_grad(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *,
                      has_aux: bool = False, source: str | None = None) -> Callable[P, Any]: ...
 
 
+@other_spellings
 def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                      has_aux: bool = False, source: str | None = None) -> Callable[..., Any]:
     """The gradient of `sum(f(*args))`, autograd's `elementwise_grad`: for `f` that acts
@@ -287,6 +291,7 @@ def jacobian(f: Callable[P, Any], argnums: int | Sequence[int] = 0, *, has_aux: 
              source: str | None = None) -> Callable[P, Any]: ...
 
 
+@other_spellings
 def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
              has_aux: bool = False, source: str | None = None) -> Callable[..., Any]:
     """The Jacobian of `f` in reverse mode (JAX's `jacrev`): one forward pass, then one sweep

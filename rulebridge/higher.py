@@ -25,12 +25,14 @@ from .engine.box import Traced
 from .errors import UsageError
 from .rules.rule import CallForward, Rule, function_name
 from .rules.signature import is_differentiable, signature_of
+from .spellings import other_spellings
 from .tree import tree_flatten
 
 #: JAX's name for the reverse-mode Jacobian: `rulebridge.jacobian` itself.
 jacrev = jacobian
 
 
+@other_spellings
 def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
             source: str | None = None) -> Callable[..., Any]:
     """The Hessian of real scalar-valued `f`: `jacobian(grad(f))`, as `jax.hessian` lays it out.
@@ -55,6 +57,7 @@ def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux:
                     source=source)
 
 
+@other_spellings
 def hvp(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
         source: str | None = None) -> Callable[..., Any]:
     """Hessian-vector products of real scalar-valued `f`: `hvp(f)(x, v)` is `H(x) @ v` without

@@ -275,7 +275,14 @@ EXAMPLES = [
             "rb.grad(lambda x: x * 2.0)(np.ones(3))",
             "Misuse of the API: grad of a non-scalar, a non-float argument in argnums, a bad "
             "argnums. It is also a TypeError.",
-            "Follow the message (reduce to a scalar, use vjp, cast the argument)."),
+            "Follow the message (reduce to a scalar, use vjp, cast the argument).",
+            title="grad of a non-scalar"),
+    Example(rb.UsageError,
+            "rb.grad(lambda x, y: np.sum(x * y), argnum=1)",
+            "A program moved from autograd spells the argument to differentiate `argnum=`; "
+            "rulebridge takes JAX's `argnums=`, with the same meaning.",
+            "Rename the keyword: `argnums=1`.",
+            title="autograd's argnum="),
     Example(rb.ArgumentError,
             "rb.vjp(np.sin, np.ones(3))[1](np.ones(4))",
             "A vjp pullback received a cotangent of the wrong shape or structure (or a replayed "

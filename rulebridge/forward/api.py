@@ -17,6 +17,7 @@ from ..engine.collector import collector_paused
 from ..rules.levels import primal
 from ..rules.signature import is_differentiable
 from ..seeds import undefined_where_nan
+from ..spellings import other_spellings
 from ..tree import LEAF
 from .sweep import forward
 
@@ -110,6 +111,7 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False,
     return (y, f_jvp, aux) if has_aux else (y, f_jvp)
 
 
+@other_spellings
 def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False,
            source: str | None = None) -> Callable[..., Any]:
     """The Jacobian of `f` in forward mode (`jax.jacfwd`): one recording, then one forward

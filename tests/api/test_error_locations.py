@@ -338,3 +338,22 @@ def test_unchecked_rule_warning_is_exported_and_points_at_the_users_line():
         assert (w.filename, w.lineno) == (__file__, line), (w.filename, w.lineno)
         assert "warnings.simplefilter('error', rulebridge.UncheckedRuleWarning)" in str(w.message)
     np.testing.assert_allclose(g.ravel(), np.cos(x.ravel()), rtol=1e-12)
+
+
+@pytest.mark.parametrize("transformation", ["grad", "value_and_grad", "elementwise_grad",
+                                            "jacobian", "jacrev", "jacfwd", "hessian", "hvp"])
+def test_autograds_argnum_keyword_is_answered_with_argnums(transformation):
+    # a program moved from autograd spells argnum=; the error names the keyword to use, at the
+    # user's line, and the fix given as code works
+    def f(x, y):
+        return np.sum(np.sin(x) * y)
+
+    build = getattr(rb, transformation)
+    with pytest.raises(rb.UsageError) as info:
+        line = _here() + 1
+        build(f, argnum=1)
+    text = _names_line(info.value, line)
+    fix = text.splitlines()[1].strip()
+    assert fix.endswith("(f, argnums=1)") and "argnum=" in text.splitlines()[0], text
+    x, y = np.array([0.3, 1.2]), np.array([2.0, -1.0])
+    np.testing.assert_allclose(rb.grad(f, argnums=1)(x, y), np.sin(x))  # what argnum=1 meant
