@@ -105,4 +105,12 @@ def _pair(ct: Any, t: Any) -> Any:
         return sum(_pair(a, b) for a, b in zip(ct, t))
     if isinstance(ct, Box) or isinstance(t, Box):
         return np.real(np.sum(ct * t))
-    return float(np.real(np.sum(np.asarray(ct) * np.asarray(t))))
+    ct, t = np.asarray(ct), np.asarray(t)
+    product = ct * t
+    total = np.sum(product)
+    if not np.isfinite(total):
+        # A zero entry of `pullback(e_j)` says output entry j does not read that entry of the
+        # input, whatever its tangent: a NaN tangent there (an upstream value that is NaN) must
+        # not reach every output through 0 * NaN, as an elementwise pushforward would not.
+        total = np.sum(np.where(ct == 0, 0, product))
+    return float(np.real(total))

@@ -112,3 +112,29 @@ def test_a_hessian_at_a_nan_input(source):
     assert np.isnan(h[0, 0])
     np.testing.assert_allclose(np.diag(h)[1:], 2 * np.cos(2 * X[1:]), rtol=1e-12)
     np.testing.assert_array_equal(h[1:, 1:] - np.diag(np.diag(h)[1:]), 0.0)
+
+
+NAN_UPSTREAM = {  # each output entry reads one entry of the NaN-valued intermediate, or none
+    "sqrt times a constant": lambda xp, v: xp.sqrt(v) * 2.0,
+    "sqrt plus a constant": lambda xp, v: xp.sqrt(v) + 1.0,
+    "exp of sqrt less a constant, reversed": lambda xp, v: (xp.exp(xp.sqrt(v)) - 3.0)[::-1],
+}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("name", NAN_UPSTREAM)
+def test_jacfwd_at_nan_intermediates_keeps_the_rows_of_finite_outputs(name, source):
+    # A pushforward that cannot be checked at NaN values is read off the pullback instead
+    # (forward/transpose.py): the NaN tangent of one entry must not reach the outputs that do
+    # not read it through 0 * NaN. Reference: jax.jacfwd of the same program.
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    v = np.array([-1.0, 4.0, np.nan, 0.25])
+    with jax.enable_x64(True):
+        want = np.asarray(jax.jacfwd(lambda v: NAN_UPSTREAM[name](jnp, v))(v))
+    with np.errstate(invalid="ignore"):
+        got = rb.jacfwd(lambda v: NAN_UPSTREAM[name](np, v), source=source)(v)
+    finite = np.isfinite(NAN_UPSTREAM[name](np, v))  # (sqrt of -1 and of NaN are NaN)
+    assert finite.sum() == 2 and np.isfinite(got[finite]).all(), got
+    np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
