@@ -76,7 +76,7 @@ def hvp(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: boo
         `hvp_f(*args, v)`: `f`'s positional arguments followed by `v`, laid out like the
         differentiated argument (a tuple of those for a sequence `argnums`), and returning
         `H v` in that same layout; with `has_aux`, `(H v, aux)`. It is reverse over
-        reverse, and costs about four gradients (docs/performance.md).
+        reverse, and costs 3.6 to 4 gradients (docs/performance.md).
     """
     g = grad(f, argnums, has_aux=has_aux, source=source)
 
